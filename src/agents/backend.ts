@@ -1,0 +1,111 @@
+/**
+ * The agent backend contract. A backend turns one caller message into a stream of events;
+ * the executor bridge (`src/tasks/`) turns those events into task state, artifacts and
+ * protocol events. Backends never see a dialect, a token or another caller's session.
+ *
+ * @example
+ * ```ts
+ * const shout: AgentBackend = {
+ *   kind: 'shout',
+ *   async *run(turn) {
+ *     yield { type: 'text', text: textOf(turn.message).toUpperCase() };
+ *     yield { type: 'completed' };
+ *   },
+ * };
+ * ```
+ */
+import type { Artifact, Message, Part, Task } from '../protocol/model.js';
+
+/** What a backend knows about the turn it is asked to run. */
+export interface AgentTurn {
+  /**
+   * Stable per (caller principal, contextId): `a2a-` + SHA-256. Two callers that send the same
+   * contextId get two sessions. Backends key any conversation memory by this id.
+   */
+  readonly sessionId: string;
+  readonly taskId: string;
+  readonly contextId: string;
+  /** The caller's message that started (or resumed) this turn. */
+  readonly message: Message;
+  /** The task as it stands, history included (read-only snapshot). */
+  readonly task: Readonly<Task>;
+  /** True when this turn resumes an interrupted (input-required) task. */
+  readonly resumed: boolean;
+  /** Aborted when the task is canceled or the gateway shuts down. Backends must stop promptly. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a backend yields. A turn is a sequence of progress events ended by exactly one
+ * outcome (`completed`, `input-required`, `rejected`, `failed`), or a single `message`
+ * (a direct reply with no task). Anything after the outcome is ignored.
+ */
+export type AgentEvent =
+  /** Progress note; the task is (still) working. */
+  | { type: 'working'; text?: string }
+  /**
+   * A chunk of the reply text, streamed as artifact-update events with `append`.
+   * `last: true` marks the final chunk of the reply (sets `lastChunk`).
+   */
+  | { type: 'text'; text: string; last?: boolean }
+  /** A whole artifact, any part kinds (our own agents may send files and data). */
+  | { type: 'artifact'; artifact: Omit<Artifact, 'artifactId'> & { artifactId?: string } }
+  /** A direct reply with no task. Only valid as the first and only event of a turn. */
+  | { type: 'message'; parts: Part[] }
+  | { type: 'completed'; text?: string }
+  | { type: 'input-required'; question: string }
+  | { type: 'rejected'; reason: string }
+  | { type: 'failed'; reason: string };
+
+export interface AgentBackend {
+  /** The backend type name from config, for logs and audit. */
+  readonly kind: string;
+  run(turn: AgentTurn): AsyncIterable<AgentEvent>;
+}
+
+/** The text of a message's text parts, joined by newlines. */
+export function textOf(message: Message): string {
+  let out = '';
+  for (const part of message.parts) {
+    if (part.kind === 'text') out = out.length === 0 ? part.text : `${out}\n${part.text}`;
+  }
+  return out;
+}
+
+/**
+ * Waits `ms`, or less when the turn is canceled. Resolves `false` on cancellation so that a
+ * backend can end quietly: an abort is the expected way for a turn to stop, not a failure.
+ *
+ * @example
+ * ```ts
+ * if (!(await pause(20, turn.signal))) return;
+ * ```
+ */
+export async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(ms, signal);
+    return true;
+  } catch (error) {
+    if (signal.aborted) return false;
+    throw error;
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when aborted first. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

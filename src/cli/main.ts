@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+/**
+ * The `airlock` command line. Each command lives in its own file; this one only wires them.
+ * Failures exit non-zero with a one-line reason on stderr.
+ */
+import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import { ConfigError } from '../config/errors.js';
+import { generateToken } from '../config/tokens.js';
+import { serve } from './serve.js';
+
+const program = new Command()
+  .name('airlock')
+  .description('A security-first gateway for the Agent2Agent (A2A) protocol')
+  .version('0.1.0');
+
+program
+  .command('serve')
+  .description('publish the configured agents over A2A (v1.0 and v0.3 on one endpoint)')
+  .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+  .option('--host <host>', 'address to bind (overrides server.host)')
+  .option('--port <port>', 'port to bind (overrides server.port)', parsePort)
+  .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel)
+  .action(async (options) => {
+    await serve({
+      config: options.config,
+      ...(options.host !== undefined && { host: options.host }),
+      ...(options.port !== undefined && { port: options.port }),
+      ...(options.logLevel !== undefined && { logLevel: options.logLevel }),
+    });
+  });
+
+const tokens = program.command('tokens').description('client tokens');
+tokens
+  .command('new')
+  .description('print a fresh client token and the config line that uses it')
+  .argument('<client>', 'client id')
+  .action((client) => {
+    const variable = `AIRLOCK_TOKEN_${client.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+    process.stdout.write(`${generateToken()}\n`);
+    process.stderr.write(
+      `store it as ${variable} and add to the config:\n  - id: ${client}\n    token: \${${variable}}\n    agents: [<slug>]\n`,
+    );
+  });
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('must be 0..65535');
+  return port;
+}
+
+function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'silent' {
+  if (value === 'debug' || value === 'info' || value === 'warn' || value === 'error' || value === 'silent')
+    return value;
+  throw new InvalidArgumentError('must be debug, info, warn, error or silent');
+}
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  const message =
+    error instanceof ConfigError
+      ? error.message
+      : error instanceof Error
+        ? `${(error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address in use: ' : ''}${error.message}`
+        : String(error);
+  process.stderr.write(`airlock: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+/**
+ * Configuration errors: what is wrong and where, in one line a person can act on.
+ *
+ * @example
+ * ```ts
+ * throw new ConfigError('agents[0].slug', 'must match ^[a-z0-9][a-z0-9_-]{0,62}$');
+ * ```
+ */
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  /** Dotted path of the offending key, e.g. `clients[1].token`; empty for the whole file. */
+  readonly key: string;
+
+  constructor(key: string, problem: string) {
+    super(key.length > 0 ? `config: ${key}: ${problem}` : problem);
+    this.name = 'ConfigError';
+    this.key = key;
+  }
+}

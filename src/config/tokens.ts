@@ -1,0 +1,71 @@
+/**
+ * Client tokens: resolved once at startup, kept only as SHA-256 digests, compared in
+ * constant time. The plaintext never reaches a log, an audit row or a response.
+ *
+ * @example
+ * ```ts
+ * const token = resolveToken({ env: 'DEMO_TOKEN', file: '.airlock/demo-token', generate: true }, process.env, 'clients[0].token');
+ * const digest = hashToken(token.value);
+ * ```
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError } from './errors.js';
+import type { TokenSourceConfig } from './schema.js';
+
+export const MIN_TOKEN_LENGTH = 32;
+
+export interface ResolvedToken {
+  value: string;
+  /** Where it came from, for the startup banner: never the token itself. */
+  origin: { kind: 'inline' } | { kind: 'env'; name: string } | { kind: 'file'; path: string; generated: boolean };
+}
+
+/** A fresh token: 32 random bytes, base64url (43 characters). */
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export function resolveToken(source: TokenSourceConfig, env: NodeJS.ProcessEnv, key: string): ResolvedToken {
+  if (typeof source === 'string') return checked({ value: source, origin: { kind: 'inline' } }, key);
+  if (source.env !== undefined) {
+    const value = env[source.env];
+    if (value !== undefined && value.length > 0) {
+      return checked({ value, origin: { kind: 'env', name: source.env } }, `${key} (from ${source.env})`);
+    }
+  }
+  if (source.file !== undefined) {
+    const path = resolve(source.file);
+    if (existsSync(path)) {
+      const value = readFileSync(path, 'utf8').trim();
+      return checked({ value, origin: { kind: 'file', path: source.file, generated: false } }, `${key} (from ${path})`);
+    }
+    if (source.generate) {
+      const value = generateToken();
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      writeFileSync(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
+      chmodSync(path, 0o600);
+      return { value, origin: { kind: 'file', path: source.file, generated: true } };
+    }
+  }
+  const where = [source.env && `environment variable ${source.env}`, source.file && `file ${source.file}`]
+    .filter(Boolean)
+    .join(' or ');
+  throw new ConfigError(key, where.length > 0 ? `no token found in ${where}` : 'names no env or file to read from');
+}
+
+function checked(token: ResolvedToken, key: string): ResolvedToken {
+  if (token.value.length < MIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      key,
+      `token must be at least ${MIN_TOKEN_LENGTH} characters (generate one with: airlock tokens new <client>)`,
+    );
+  }
+  if (/\s/.test(token.value)) throw new ConfigError(key, 'token must not contain white space');
+  return token;
+}

@@ -1,0 +1,113 @@
+/**
+ * JSON-RPC dispatch: frame → dialect → canonical request → task service → dialect result.
+ * This is the only server code that touches a `Dialect`; the service below it never knows
+ * which version the caller speaks.
+ *
+ * @example
+ * ```ts
+ * const outcome = await dispatchRpc(body, versionHeader, call);
+ * if (outcome.kind === 'json') res.end(outcome.body);
+ * ```
+ */
+import type { Dialect } from '../protocol/dialect.js';
+import { A2AError } from '../protocol/errors.js';
+import { jsonRpcError, jsonRpcResult, parseJsonRpcCall, salvageId, type JsonRpcId } from '../protocol/jsonrpc.js';
+import type { AgentCard, A2ARequest, StreamEvent } from '../protocol/model.js';
+import { v03 } from '../protocol/v03.js';
+import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
+import { v10 } from '../protocol/v10.js';
+import type { CallContext, TaskService } from '../tasks/service.js';
+
+/** What the dispatcher needs from the server around it. */
+export interface RpcCall {
+  service: TaskService;
+  context: CallContext;
+  /** The extended card, when the agent has one configured. */
+  extendedCard: () => AgentCard | undefined;
+  onError: (error: unknown) => void;
+}
+
+export type RpcOutcome =
+  | { kind: 'json'; body: string }
+  | { kind: 'stream'; events: AsyncIterable<StreamEvent>; frame: (event: StreamEvent) => string };
+
+/** Parses and runs one JSON-RPC request. Never throws: every failure becomes a JSON-RPC error. */
+export async function dispatchRpc(body: Buffer, versionHeader: string | undefined, call: RpcCall): Promise<RpcOutcome> {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(body.toString('utf8'));
+  } catch {
+    return errorOutcome(null, fallbackDialect(versionHeader), new A2AError('JSON_PARSE'));
+  }
+  let id: JsonRpcId = salvageId(frame);
+  let dialect = fallbackDialect(versionHeader);
+  try {
+    const rpc = parseJsonRpcCall(frame);
+    id = rpc.id;
+    parseA2AVersion(versionHeader);
+    const chosen = dialectForMethod(rpc.method);
+    if (chosen === undefined) throw new A2AError('METHOD_NOT_FOUND', `Method not found: ${printable(rpc.method)}`);
+    dialect = chosen;
+    const request = dialect.decodeRequest(rpc.method, rpc.params);
+    return await run(request, dialect, id, call);
+  } catch (error) {
+    if (!(error instanceof A2AError)) call.onError(error);
+    return errorOutcome(id, dialect, error);
+  }
+}
+
+async function run(request: A2ARequest, dialect: Dialect, id: JsonRpcId, call: RpcCall): Promise<RpcOutcome> {
+  const { service, context } = call;
+  switch (request.method) {
+    case 'send':
+      return json(id, dialect.encodeSendResult(await service.send(context, request.params)));
+    case 'stream':
+      return stream(id, dialect, await service.stream(context, request.params));
+    case 'get':
+      return json(id, dialect.encodeTask(await service.get(context, request.params.id, request.params.historyLength)));
+    case 'list':
+      return json(id, dialect.encodeListResult(await service.list(context, request.params)));
+    case 'cancel':
+      return json(id, dialect.encodeTask(await service.cancel(context, request.params.id)));
+    case 'subscribe':
+      return stream(id, dialect, await service.subscribe(context, request.params.id));
+    case 'push-config':
+      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+    case 'extended-card': {
+      const card = call.extendedCard();
+      if (card === undefined) throw new A2AError('EXTENDED_AGENT_CARD_NOT_CONFIGURED');
+      return json(id, dialect.encodeCard(card));
+    }
+  }
+}
+
+function json(id: JsonRpcId, result: unknown): RpcOutcome {
+  return { kind: 'json', body: JSON.stringify(jsonRpcResult(id, result)) };
+}
+
+function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEvent>): RpcOutcome {
+  return {
+    kind: 'stream',
+    events,
+    frame: (event) => JSON.stringify(jsonRpcResult(id, dialect.encodeStreamEvent(event))),
+  };
+}
+
+/** Renders any failure as a JSON-RPC error; unexpected errors say nothing about internals. */
+export function errorOutcome(id: JsonRpcId, dialect: Dialect, error: unknown): RpcOutcome {
+  const a2aError = error instanceof A2AError ? error : new A2AError('INTERNAL');
+  return { kind: 'json', body: JSON.stringify(jsonRpcError(id, dialect.encodeError(a2aError))) };
+}
+
+/** Errors before a method is known are shaped for the version the caller asked for. */
+export function fallbackDialect(versionHeader: string | undefined): Dialect {
+  try {
+    return parseA2AVersion(versionHeader) === '1.0' ? v10 : v03;
+  } catch {
+    return v03;
+  }
+}
+
+function printable(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 64);
+}

@@ -1,0 +1,59 @@
+/**
+ * The task event bus: how a running turn tells streams and blocking sends what happened.
+ * In one process it is a map of listener sets; a shared database's or Redis's pub/sub can
+ * implement the same interface when several replicas serve one store.
+ *
+ * @example
+ * ```ts
+ * const bus = new LocalTaskEventBus();
+ * const stop = bus.subscribe(taskId, (event) => console.log(event.kind));
+ * bus.publish(taskId, { kind: 'status-update', ... });
+ * stop();
+ * ```
+ */
+import type { StreamEvent } from '../protocol/model.js';
+
+export type TaskEventListener = (event: StreamEvent) => void;
+
+export interface TaskEventBus {
+  publish(taskId: string, event: StreamEvent): void;
+  /** Returns the function that unsubscribes. */
+  subscribe(taskId: string, listener: TaskEventListener): () => void;
+}
+
+export class LocalTaskEventBus implements TaskEventBus {
+  readonly #listeners = new Map<string, Set<TaskEventListener>>();
+
+  publish(taskId: string, event: StreamEvent): void {
+    const set = this.#listeners.get(taskId);
+    if (set === undefined) return;
+    for (const listener of set) {
+      // A listener that throws must not stop the others or the turn that published.
+      try {
+        listener(event);
+      } catch {
+        /* listeners own their errors */
+      }
+    }
+  }
+
+  subscribe(taskId: string, listener: TaskEventListener): () => void {
+    let set = this.#listeners.get(taskId);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(taskId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#listeners.get(taskId);
+      if (current === undefined) return;
+      current.delete(listener);
+      if (current.size === 0) this.#listeners.delete(taskId);
+    };
+  }
+
+  /** Number of tasks with at least one listener (for tests and metrics). */
+  get size(): number {
+    return this.#listeners.size;
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The task store contract. Every method is scoped by the owner's principal key: a task that
+ * belongs to someone else is indistinguishable from a missing one. Implementations:
+ * `stores/memory.ts` (bounded, the default); SQLite and PostgreSQL come later behind the
+ * same interface, which is why every method returns a promise.
+ *
+ * @example
+ * ```ts
+ * await store.put(owner, task);
+ * const same = await store.get(owner, task.id);   // the task
+ * const none = await store.get(other, task.id);   // undefined
+ * ```
+ */
+import type { Task, TaskState } from '../protocol/model.js';
+
+export interface TaskQuery {
+  contextId?: string;
+  status?: TaskState;
+  /** 1..100. */
+  pageSize: number;
+  /** Opaque cursor from a previous page (validated by the store; a bad one throws A2AError INVALID_PARAMS). */
+  pageToken?: string;
+  /** Epoch ms: only tasks whose status timestamp is at or after this. */
+  statusTimestampAfter?: number;
+}
+
+export interface TaskPage {
+  /** Newest status timestamp first (ties broken by id, descending). */
+  tasks: Task[];
+  /** `''` on the last page. */
+  nextPageToken: string;
+  /** How many tasks match the filters in all pages. */
+  totalSize: number;
+}
+
+export interface TaskStore {
+  /**
+   * Creates or replaces a task. The stored object must not be mutated afterwards by the
+   * caller: the service writes a new object for every change.
+   */
+  put(owner: string, task: Task): Promise<void>;
+  get(owner: string, taskId: string): Promise<Task | undefined>;
+  list(owner: string, query: TaskQuery): Promise<TaskPage>;
+  /** Frees timers and connections. */
+  close(): Promise<void>;
+}

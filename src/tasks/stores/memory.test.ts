@@ -1,0 +1,563 @@
+/**
+ * Tests for the bounded in-memory task store: isolation between owners, pagination against
+ * a naive reference model (filter + sort), page-token validation, eviction, TTL and scale.
+ *
+ * @example
+ * ```sh
+ * node --import tsx --test src/tasks/stores/memory.test.ts
+ * ```
+ */
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
+import { A2AError } from '../../protocol/errors.js';
+import { TASK_STATES } from '../../protocol/model.js';
+import type { Task, TaskState } from '../../protocol/model.js';
+import type { TaskQuery } from '../store.js';
+import { MemoryTaskStore } from './memory.js';
+import type { MemoryTaskStoreOptions } from './memory.js';
+
+const BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
+const HOUR_MS = 60 * 60_000;
+
+interface TaskSpec {
+  id: string;
+  contextId?: string;
+  state?: TaskState;
+  /** Status timestamp, as an offset in ms from BASE_MS. */
+  at?: number;
+}
+
+function makeTask({ id, contextId = 'ctx-1', state = 'working', at = 0 }: TaskSpec): Task {
+  return {
+    id,
+    contextId,
+    status: { state, timestamp: new Date(BASE_MS + at).toISOString() },
+    artifacts: [],
+    history: [],
+  };
+}
+
+/** A store driven by a hand-moved clock; every store made here is closed after its test. */
+const openStores: MemoryTaskStore[] = [];
+function makeStore(options: MemoryTaskStoreOptions = {}): { store: MemoryTaskStore; clock: { ms: number } } {
+  const clock = { ms: 0 };
+  const store = new MemoryTaskStore({ now: () => clock.ms, ...options });
+  openStores.push(store);
+  return { store, clock };
+}
+afterEach(async () => {
+  await Promise.all(openStores.splice(0).map((store) => store.close()));
+});
+
+function ids(tasks: readonly Task[]): string[] {
+  return tasks.map((task) => task.id);
+}
+
+/** Follows nextPageToken to the end and returns every task seen, in order. */
+async function walk(store: MemoryTaskStore, owner: string, query: TaskQuery): Promise<Task[]> {
+  const seen: Task[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await store.list(owner, { ...query, pageToken });
+    seen.push(...page.tasks);
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '');
+  return seen;
+}
+
+function assertA2AError(error: unknown, code: string, field?: string): true {
+  assert.ok(error instanceof A2AError, `expected an A2AError, got ${String(error)}`);
+  assert.equal(error.code, code);
+  if (field !== undefined) assert.equal(error.field, field);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reference model: the obvious O(n log n) implementation of ListTasks.
+
+type Model = Map<string, { owner: string; task: Task }>;
+
+function sortKey(task: Task): [number, string] {
+  return [Date.parse(task.status.timestamp), task.id];
+}
+
+/** Negative if a comes before b in list order (newest first, then id descending): a sort comparator. */
+function listOrder(a: Task, b: Task): number {
+  const [aMs, aId] = sortKey(a);
+  const [bMs, bId] = sortKey(b);
+  if (aMs !== bMs) return bMs - aMs;
+  return aId < bId ? 1 : aId > bId ? -1 : 0;
+}
+
+function expectedList(model: Model, owner: string, query: TaskQuery): Task[] {
+  return [...model.values()]
+    .filter((row) => row.owner === owner)
+    .map((row) => row.task)
+    .filter((task) => query.contextId === undefined || task.contextId === query.contextId)
+    .filter((task) => query.status === undefined || task.status.state === query.status)
+    .filter((task) => query.statusTimestampAfter === undefined || sortKey(task)[0] >= query.statusTimestampAfter)
+    .sort(listOrder);
+}
+
+/** A put against a small pool of ids, contexts and timestamps, so that ties and replacements are common. */
+const putArbitrary = fc
+  .record({
+    owner: fc.constantFrom('alice', 'bob'),
+    n: fc.integer({ min: 0, max: 11 }),
+    contextId: fc.constantFrom('c1', 'c2', 'c3'),
+    state: fc.constantFrom(...TASK_STATES),
+    at: fc.integer({ min: 0, max: 15 }).map((step) => step * 1000),
+  })
+  // The id encodes the owner: the same id is never put by two owners, which would be a bug.
+  .map(({ owner, n, ...rest }) => ({ owner, task: makeTask({ id: `${owner}-${n}`, ...rest }) }));
+
+const queryArbitrary = fc.record(
+  {
+    owner: fc.constantFrom('alice', 'bob', 'carol'),
+    contextId: fc.constantFrom('c1', 'c2', 'c3'),
+    status: fc.constantFrom(...TASK_STATES),
+    statusTimestampAfter: fc.integer({ min: -1, max: 16 }).map((step) => BASE_MS + step * 1000),
+    pageSize: fc.integer({ min: 1, max: 7 }),
+  },
+  { requiredKeys: ['owner', 'pageSize'] },
+);
+
+type Put = { owner: string; task: Task };
+
+async function applyPuts(store: MemoryTaskStore, model: Model, puts: readonly Put[]): Promise<void> {
+  for (const { owner, task } of puts) {
+    await store.put(owner, task);
+    model.set(task.id, { owner, task });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('MemoryTaskStore get/put', () => {
+  test('get returns the stored object to its owner only; others see undefined, like a missing id', async () => {
+    const { store } = makeStore();
+    const task = makeTask({ id: 't1' });
+    await store.put('alice', task);
+    assert.equal(await store.get('alice', 't1'), task);
+    assert.equal(await store.get('bob', 't1'), undefined);
+    assert.equal(await store.get('alice', 'missing'), undefined);
+  });
+
+  test('put replaces a task of the same owner', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1' }));
+    const done = makeTask({ id: 't1', state: 'completed', at: 5 });
+    await store.put('alice', done);
+    assert.equal(await store.get('alice', 't1'), done);
+    assert.equal(store.size, 1);
+  });
+
+  test('putting an existing id under another owner throws and leaves the task alone', async () => {
+    const { store } = makeStore();
+    const task = makeTask({ id: 't1' });
+    await store.put('alice', task);
+    await assert.rejects(store.put('bob', makeTask({ id: 't1' })), (error: unknown) => {
+      assert.ok(error instanceof Error && !(error instanceof A2AError));
+      return true;
+    });
+    assert.equal(await store.get('alice', 't1'), task);
+    assert.equal(await store.get('bob', 't1'), undefined);
+  });
+
+  test('a task with an unparseable status timestamp is refused without touching the old one', async () => {
+    const { store } = makeStore();
+    const task = makeTask({ id: 't1' });
+    await store.put('alice', task);
+    const bad = { ...task, status: { state: 'working' as const, timestamp: 'yesterday-ish' } };
+    await assert.rejects(store.put('alice', bad), /timestamp/);
+    assert.equal(await store.get('alice', 't1'), task);
+  });
+
+  test('bad options are rejected', () => {
+    assert.throws(() => new MemoryTaskStore({ maxTasks: 0 }), RangeError);
+    assert.throws(() => new MemoryTaskStore({ maxTasks: 1.5 }), RangeError);
+    assert.throws(() => new MemoryTaskStore({ taskTtlMs: 0 }), RangeError);
+    assert.throws(() => new MemoryTaskStore({ sweepIntervalMs: Number.NaN }), RangeError);
+    assert.throws(() => new MemoryTaskStore({ sweepIntervalMs: 2 ** 31 }), RangeError);
+  });
+});
+
+describe('MemoryTaskStore list', () => {
+  test('lists only the caller’s tasks, and totalSize does not reveal anyone else’s', async () => {
+    const { store } = makeStore();
+    for (let i = 0; i < 3; i++) await store.put('alice', makeTask({ id: `a${i}`, at: i }));
+    for (let i = 0; i < 5; i++) await store.put('bob', makeTask({ id: `b${i}`, at: i }));
+    const alice = await store.list('alice', { pageSize: 100 });
+    assert.deepEqual(ids(alice.tasks), ['a2', 'a1', 'a0']);
+    assert.equal(alice.totalSize, 3);
+    const aliceInContext = await store.list('alice', { pageSize: 100, contextId: 'ctx-1' });
+    assert.equal(aliceInContext.totalSize, 3);
+    const carol = await store.list('carol', { pageSize: 100 });
+    assert.deepEqual(carol, { tasks: [], nextPageToken: '', totalSize: 0 });
+  });
+
+  test('a page token from one owner cannot reach another owner’s tasks', async () => {
+    const { store } = makeStore();
+    await store.put('bob', makeTask({ id: 'b1', at: 1 }));
+    await store.put('bob', makeTask({ id: 'b2', at: 2 }));
+    await store.put('alice', makeTask({ id: 'a1', at: 0 }));
+    const bobPage = await store.list('bob', { pageSize: 1 });
+    const alicePage = await store.list('alice', { pageSize: 10, pageToken: bobPage.nextPageToken });
+    assert.deepEqual(ids(alicePage.tasks), ['a1']);
+    assert.equal(alicePage.totalSize, 1);
+  });
+
+  test('newest status first, ties broken by id descending; the last page has an empty token', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 'x', at: 1000 }));
+    await store.put('alice', makeTask({ id: 'a', at: 2000 }));
+    await store.put('alice', makeTask({ id: 'b', at: 2000 }));
+    await store.put('alice', makeTask({ id: 'c', at: 0 }));
+    const first = await store.list('alice', { pageSize: 2 });
+    assert.deepEqual(ids(first.tasks), ['b', 'a']);
+    assert.notEqual(first.nextPageToken, '');
+    assert.equal(first.totalSize, 4);
+    const second = await store.list('alice', { pageSize: 2, pageToken: first.nextPageToken });
+    assert.deepEqual(ids(second.tasks), ['x', 'c']);
+    assert.equal(second.nextPageToken, '', 'no token that would only lead to an empty page');
+    assert.equal(second.totalSize, 4);
+  });
+
+  test('an empty pageToken means the first page', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1' }));
+    const page = await store.list('alice', { pageSize: 5, pageToken: '' });
+    assert.deepEqual(ids(page.tasks), ['t1']);
+  });
+
+  test('filters by contextId, status and statusTimestampAfter (inclusive), alone and combined', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1', contextId: 'c1', state: 'working', at: 1000 }));
+    await store.put('alice', makeTask({ id: 't2', contextId: 'c1', state: 'completed', at: 2000 }));
+    await store.put('alice', makeTask({ id: 't3', contextId: 'c2', state: 'completed', at: 3000 }));
+    await store.put('alice', makeTask({ id: 't4', contextId: 'c2', state: 'working', at: 4000 }));
+    const list = async (query: Omit<TaskQuery, 'pageSize'>): Promise<[string[], number]> => {
+      const page = await store.list('alice', { pageSize: 100, ...query });
+      return [ids(page.tasks), page.totalSize];
+    };
+    assert.deepEqual(await list({ contextId: 'c1' }), [['t2', 't1'], 2]);
+    assert.deepEqual(await list({ status: 'completed' }), [['t3', 't2'], 2]);
+    assert.deepEqual(await list({ statusTimestampAfter: BASE_MS + 2000 }), [['t4', 't3', 't2'], 3]);
+    assert.deepEqual(await list({ statusTimestampAfter: BASE_MS + 2001 }), [['t4', 't3'], 2]);
+    assert.deepEqual(await list({ contextId: 'c2', status: 'working' }), [['t4'], 1]);
+    assert.deepEqual(await list({ contextId: 'c1', status: 'completed', statusTimestampAfter: BASE_MS + 2000 }), [
+      ['t2'],
+      1,
+    ]);
+    assert.deepEqual(await list({ contextId: 'c3' }), [[], 0]);
+    assert.deepEqual(await list({ status: 'rejected' }), [[], 0]);
+  });
+
+  test('a task put again moves to its new status timestamp and status', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1', at: 1000 }));
+    await store.put('alice', makeTask({ id: 't2', at: 2000 }));
+    await store.put('alice', makeTask({ id: 't1', at: 3000, state: 'completed' }));
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10 })).tasks), ['t1', 't2']);
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10, status: 'working' })).tasks), ['t2']);
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10, status: 'completed' })).tasks), ['t1']);
+  });
+
+  test('pageSize and statusTimestampAfter out of range are INVALID_PARAMS', async () => {
+    const { store } = makeStore();
+    for (const pageSize of [0, 101, 1.5, Number.NaN]) {
+      await assert.rejects(store.list('alice', { pageSize }), (error) =>
+        assertA2AError(error, 'INVALID_PARAMS', 'pageSize'),
+      );
+    }
+    await assert.rejects(store.list('alice', { pageSize: 1, statusTimestampAfter: Number.NaN }), (error) =>
+      assertA2AError(error, 'INVALID_PARAMS', 'statusTimestampAfter'),
+    );
+  });
+
+  test('property: a walk equals the reference model, page by page, with puts interleaved', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(putArbitrary, { maxLength: 40 }),
+        queryArbitrary,
+        fc.array(fc.array(putArbitrary, { maxLength: 3 }), { maxLength: 20 }),
+        async (initialPuts, { owner, ...query }, interleavedPuts) => {
+          const { store } = makeStore({ taskTtlMs: HOUR_MS });
+          const model: Model = new Map();
+          await applyPuts(store, model, initialPuts);
+          const atStart = expectedList(model, owner, query);
+          const changed = new Set<string>();
+          const seen: Task[] = [];
+          let cursor: Task | undefined;
+          let pageToken: string | undefined;
+          for (let pageNo = 0; ; pageNo++) {
+            const page = await store.list(owner, { ...query, pageToken });
+            const expected = expectedList(model, owner, query);
+            const rest = cursor === undefined ? expected : expected.filter((task) => listOrder(cursor!, task) < 0);
+            assert.deepEqual(ids(page.tasks), ids(rest.slice(0, query.pageSize)));
+            page.tasks.forEach((task) => assert.equal(task, model.get(task.id)?.task, 'the stored object'));
+            assert.equal(page.totalSize, expected.length);
+            assert.equal(page.nextPageToken === '', rest.length <= query.pageSize);
+            seen.push(...page.tasks);
+            if (page.nextPageToken === '') break;
+            cursor = page.tasks[page.tasks.length - 1];
+            pageToken = page.nextPageToken;
+            const puts = interleavedPuts[pageNo] ?? [];
+            await applyPuts(store, model, puts);
+            puts.forEach(({ task }) => changed.add(task.id));
+          }
+          // Across the whole walk the order never goes backwards…
+          for (let i = 1; i < seen.length; i++) assert.ok(listOrder(seen[i - 1]!, seen[i]!) < 0);
+          // …and every task left alone during the walk is seen exactly once.
+          const seenIds = ids(seen);
+          for (const task of atStart) {
+            if (changed.has(task.id)) continue;
+            assert.equal(seenIds.filter((id) => id === task.id).length, 1, `${task.id} seen once`);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('property: without concurrent puts, a walk returns exactly the filtered, sorted tasks', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(putArbitrary, { maxLength: 80 }), queryArbitrary, async (puts, { owner, ...query }) => {
+        const { store } = makeStore();
+        const model: Model = new Map();
+        await applyPuts(store, model, puts);
+        assert.deepEqual(ids(await walk(store, owner, query)), ids(expectedList(model, owner, query)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('MemoryTaskStore page tokens', () => {
+  const base64url = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
+
+  test('malformed tokens are INVALID_PARAMS on pageToken', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1' }));
+    const bad = [
+      'not a token',
+      'abc=',
+      'a+b/',
+      '!!!!',
+      'x'.repeat(10_000),
+      base64url('[1]'),
+      base64url('[1,"a",3]'),
+      base64url('["1","a"]'),
+      base64url('[1.5,"a"]'),
+      base64url('[1e300,"a"]'),
+      base64url('{"statusMs":1,"id":"a"}'),
+      base64url('null'),
+      base64url('[1,"a"'),
+      `${base64url('[1,"a"]')}=`,
+      Buffer.from([0xff, 0xfe, 0x5b]).toString('base64url'),
+    ];
+    for (const pageToken of bad) {
+      await assert.rejects(store.list('alice', { pageSize: 10, pageToken }), (error) =>
+        assertA2AError(error, 'INVALID_PARAMS', 'pageToken'),
+      );
+    }
+  });
+
+  test('a malformed token is rejected even when the owner has no tasks', async () => {
+    const { store } = makeStore();
+    await assert.rejects(store.list('nobody', { pageSize: 10, pageToken: '%%' }), (error) =>
+      assertA2AError(error, 'INVALID_PARAMS', 'pageToken'),
+    );
+  });
+
+  test('property: any string either works as a cursor or is INVALID_PARAMS, never another error', async () => {
+    const { store } = makeStore();
+    for (let i = 0; i < 20; i++) await store.put('alice', makeTask({ id: `t${i}`, at: i * 10 }));
+    const tokens = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 64 }),
+      fc.string({ unit: fc.constantFrom(...'ABCabc019-_=+/'), maxLength: 64 }),
+      fc.uint8Array({ maxLength: 48 }).map((bytes) => Buffer.from(bytes).toString('base64url')),
+      fc.jsonValue({ maxDepth: 2 }).map((value) => base64url(JSON.stringify(value))),
+      fc.tuple(fc.double(), fc.string()).map((key) => base64url(JSON.stringify(key))),
+    );
+    await fc.assert(
+      fc.asyncProperty(tokens, async (pageToken) => {
+        try {
+          const page = await store.list('alice', { pageSize: 5, pageToken });
+          assert.ok(page.tasks.length <= 5);
+        } catch (error) {
+          assertA2AError(error, 'INVALID_PARAMS', 'pageToken');
+          assert.equal((error as A2AError).message, 'Invalid params: pageToken is not valid');
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('MemoryTaskStore eviction', () => {
+  test('evicts finished tasks least recently updated first, and keeps running ones', async () => {
+    const { store } = makeStore({ maxTasks: 3 });
+    await store.put('alice', makeTask({ id: 'done-old', state: 'completed', at: 1 }));
+    await store.put('alice', makeTask({ id: 'running', state: 'working', at: 2 }));
+    await store.put('bob', makeTask({ id: 'done-new', state: 'failed', at: 3 }));
+    await store.put('alice', makeTask({ id: 'n1', state: 'submitted', at: 4 }));
+    assert.equal(await store.get('alice', 'done-old'), undefined);
+    assert.ok(await store.get('bob', 'done-new'));
+    await store.put('alice', makeTask({ id: 'n2', state: 'submitted', at: 5 }));
+    assert.equal(await store.get('bob', 'done-new'), undefined);
+    assert.equal((await store.list('bob', { pageSize: 10 })).totalSize, 0, 'evicted tasks leave the index too');
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10 })).tasks), ['n2', 'n1', 'running']);
+    assert.equal(store.size, 3);
+  });
+
+  test('updating a finished task makes it the most recently updated one', async () => {
+    const { store } = makeStore({ maxTasks: 2 });
+    await store.put('alice', makeTask({ id: 'a', state: 'completed', at: 1 }));
+    await store.put('alice', makeTask({ id: 'b', state: 'canceled', at: 2 }));
+    await store.put('alice', makeTask({ id: 'a', state: 'completed', at: 3 }));
+    await store.put('alice', makeTask({ id: 'c', state: 'working', at: 4 }));
+    assert.ok(await store.get('alice', 'a'));
+    assert.equal(await store.get('alice', 'b'), undefined);
+  });
+
+  test('a full store of running tasks refuses a new task but never a replacement', async () => {
+    const { store } = makeStore({ maxTasks: 2 });
+    await store.put('alice', makeTask({ id: 'r1', state: 'working' }));
+    await store.put('alice', makeTask({ id: 'r2', state: 'input-required' }));
+    await assert.rejects(store.put('alice', makeTask({ id: 'r3' })), (error) => {
+      assertA2AError(error, 'INTERNAL');
+      assert.equal((error as A2AError).message, 'Task store is full; try again later');
+      return true;
+    });
+    assert.equal(store.size, 2);
+    await store.put('alice', makeTask({ id: 'r1', state: 'completed', at: 9 }));
+    await store.put('alice', makeTask({ id: 'r2', state: 'working', at: 9 }));
+    assert.equal((await store.get('alice', 'r1'))?.status.state, 'completed');
+    await store.put('alice', makeTask({ id: 'r3' }));
+    assert.equal(await store.get('alice', 'r1'), undefined, 'r1 finished, so it made room');
+  });
+
+  test('with no finished tasks, an expired one makes room', async () => {
+    const { store, clock } = makeStore({ maxTasks: 2, taskTtlMs: 1000 });
+    await store.put('alice', makeTask({ id: 'old' }));
+    clock.ms = 500;
+    await store.put('alice', makeTask({ id: 'young' }));
+    clock.ms = 1000;
+    await store.put('alice', makeTask({ id: 'new' }));
+    assert.equal(store.size, 2);
+    assert.ok(await store.get('alice', 'young'));
+    assert.ok(await store.get('alice', 'new'));
+  });
+
+  test('100k puts capped at 10k stay within the cap and run fast', async () => {
+    const { store } = makeStore({ maxTasks: 10_000 });
+    const owners = ['alice', 'bob', 'carol', 'dave'];
+    const ownerOf = (i: number): string => owners[(i >> 2) % owners.length]!;
+    // Built up front so that the timing is the store's. One in twenty stays running: 5k of
+    // them at the end, next to the 5k newest finished ones.
+    const tasks = Array.from({ length: 100_000 }, (_, i) =>
+      makeTask({ id: `t${i}`, contextId: `c${i % 100}`, state: i % 20 === 0 ? 'working' : 'completed', at: i }),
+    );
+    const started = performance.now();
+    let maxSize = 0;
+    for (const [i, task] of tasks.entries()) {
+      await store.put(ownerOf(i), task);
+      maxSize = Math.max(maxSize, store.size);
+    }
+    const elapsedMs = performance.now() - started;
+    assert.ok(maxSize <= 10_000, `size peaked at ${maxSize}`);
+    assert.equal(store.size, 10_000);
+    assert.ok(await store.get('alice', 't0'), 'running tasks are never evicted');
+    let running = 0;
+    for (const owner of owners) running += (await store.list(owner, { pageSize: 1, status: 'working' })).totalSize;
+    assert.equal(running, 5_000);
+    assert.ok(await store.get(ownerOf(99_999), 't99999'), 'the newest finished task is kept');
+    assert.equal(await store.get(ownerOf(1), 't1'), undefined, 'the oldest finished task went first');
+    assert.ok(elapsedMs < 2_000, `took ${Math.round(elapsedMs)} ms`);
+  });
+
+  test('listing costs a page, not the store: 10k pages of a 10k-task owner', async () => {
+    const { store } = makeStore();
+    for (let i = 0; i < 10_000; i++) {
+      await store.put('alice', makeTask({ id: `t${i}`, contextId: `c${i % 10}`, state: 'working', at: i }));
+    }
+    const page = await store.list('alice', { pageSize: 100, contextId: 'c3' });
+    const started = performance.now();
+    for (let i = 0; i < 10_000; i++) {
+      await store.list('alice', { pageSize: 100, contextId: 'c3', pageToken: page.nextPageToken });
+    }
+    const elapsedMs = performance.now() - started;
+    assert.ok(elapsedMs < 2_000, `took ${Math.round(elapsedMs)} ms`);
+  });
+});
+
+describe('MemoryTaskStore idle TTL', () => {
+  test('a task idle for the TTL is gone from get and list; an update restarts its TTL', async () => {
+    const { store, clock } = makeStore({ taskTtlMs: 1000 });
+    await store.put('alice', makeTask({ id: 'idle' }));
+    await store.put('alice', makeTask({ id: 'busy' }));
+    clock.ms = 900;
+    await store.put('alice', makeTask({ id: 'busy', at: 1 }));
+    clock.ms = 999;
+    assert.ok(await store.get('alice', 'idle'));
+    clock.ms = 1000;
+    assert.equal(await store.get('alice', 'idle'), undefined);
+    const page = await store.list('alice', { pageSize: 10 });
+    assert.deepEqual(ids(page.tasks), ['busy']);
+    assert.equal(page.totalSize, 1);
+    clock.ms = 1900;
+    assert.deepEqual(await store.list('alice', { pageSize: 10 }), { tasks: [], nextPageToken: '', totalSize: 0 });
+    assert.equal(store.size, 0);
+  });
+
+  test('an expired task is gone, so its id can be put again, even by another owner', async () => {
+    const { store, clock } = makeStore({ taskTtlMs: 1000 });
+    await store.put('alice', makeTask({ id: 't1' }));
+    clock.ms = 1000;
+    await store.put('bob', makeTask({ id: 't1' }));
+    assert.ok(await store.get('bob', 't1'));
+    assert.equal(await store.get('alice', 't1'), undefined);
+  });
+
+  test('sweep drops expired tasks oldest first, at most `limit` per call', async () => {
+    const { store, clock } = makeStore({ taskTtlMs: 1000 });
+    for (let i = 0; i < 10; i++) {
+      clock.ms = i;
+      await store.put('alice', makeTask({ id: `t${i}` }));
+    }
+    clock.ms = 1004;
+    assert.equal(store.sweep(3), 3);
+    assert.equal(store.sweep(), 2);
+    assert.equal(store.sweep(), 0);
+    assert.deepEqual(ids(await walk(store, 'alice', { pageSize: 3 })).sort(), ['t5', 't6', 't7', 't8', 't9']);
+  });
+
+  test('a clock running backwards cannot revive an expired task', async () => {
+    const { store, clock } = makeStore({ taskTtlMs: 1000 });
+    await store.put('alice', makeTask({ id: 't1' }));
+    clock.ms = 1000;
+    assert.equal(await store.get('alice', 't1'), undefined);
+    await store.put('alice', makeTask({ id: 't2' }));
+    clock.ms = 0;
+    assert.ok(await store.get('alice', 't2'));
+    clock.ms = 2000;
+    assert.equal(await store.get('alice', 't2'), undefined);
+  });
+
+  test('the timer sweeps in the background, and close() stops it', async () => {
+    const swept = makeStore({ taskTtlMs: 1000, sweepIntervalMs: 5 });
+    const closed = makeStore({ taskTtlMs: 1000, sweepIntervalMs: 5 });
+    await swept.store.put('alice', makeTask({ id: 't1' }));
+    await closed.store.put('alice', makeTask({ id: 't1' }));
+    await closed.store.close();
+    swept.clock.ms = 5000;
+    closed.clock.ms = 5000;
+    // Polled rather than one fixed sleep, so that a busy machine cannot make this flaky.
+    for (let waited = 0; swept.store.size > 0 && waited < 2_000; waited += 10) await sleep(10);
+    assert.equal(swept.store.size, 0);
+    assert.equal(closed.store.size, 1, 'no sweep after close');
+  });
+});

@@ -1,0 +1,609 @@
+/**
+ * The default task store: bounded, in memory, with an idle TTL.
+ *
+ * Layout, and why each piece exists:
+ * - `entries` (Map by task id) gives O(1) `get`. A task of another owner reads as missing.
+ * - `touched`, a linked list in update order, makes TTL expiry O(1) per task: the least
+ *   recently updated task is always at its head, so a sweep stops at the first live one.
+ * - `terminal`, a linked list of finished tasks in update order, makes eviction O(1): the
+ *   victim is its head. (A `Map` used as a queue is not O(1) in V8: deleting from its front
+ *   leaves holes that every later `keys().next()` walks over until the table is rehashed.)
+ * - `indexes`, one ordered index per (owner, contextId?, status?) combination, so that every
+ *   ListTasks filter combination is answered by exactly one index that holds only matching
+ *   tasks: a page is a binary search plus the page itself, and `totalSize` is a rank query.
+ *   Nothing ever scans or sorts the whole store.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryTaskStore({ maxTasks: 10_000, taskTtlMs: 60 * 60_000 });
+ * await store.put('alice', task);
+ * await store.get('alice', task.id); // the same object
+ * await store.get('bob', task.id); // undefined
+ * const page = await store.list('alice', { pageSize: 50 });
+ * await store.close();
+ * ```
+ */
+import { A2AError } from '../../protocol/errors.js';
+import { isTerminalState } from '../../protocol/model.js';
+import type { Task, TaskState } from '../../protocol/model.js';
+import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
+
+/**
+ * Tuning for {@link MemoryTaskStore}. Every field is optional.
+ *
+ * @example
+ * ```ts
+ * const options: MemoryTaskStoreOptions = { maxTasks: 1_000, taskTtlMs: 5 * 60_000 };
+ * ```
+ */
+export interface MemoryTaskStoreOptions {
+  /** Most tasks held at once, over all owners. Default 10 000. */
+  maxTasks?: number;
+  /** A task not updated (put) for this long is dropped. Default 60 minutes. */
+  taskTtlMs?: number;
+  /** How often the background sweep drops idle tasks. Default 60 s. */
+  sweepIntervalMs?: number;
+  /**
+   * Clock for the idle TTL, in ms. Defaults to a monotonic clock: only differences between
+   * its readings matter, and a wall clock stepping backwards must not extend or cut a TTL.
+   */
+  now?: () => number;
+}
+
+const DEFAULT_MAX_TASKS = 10_000;
+const DEFAULT_TTL_MS = 60 * 60_000;
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+/** The largest delay `setInterval` honours; longer ones silently become 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** Most tasks one timer tick drops, so a sweep never stalls the event loop for long. */
+const SWEEP_BATCH = 1_000;
+/** A page token is at most a timestamp and a task id; anything much longer is not ours. */
+const MAX_PAGE_TOKEN_LENGTH = 2_048;
+const MAX_PAGE_SIZE = 100;
+
+/**
+ * A bounded in-memory {@link TaskStore}. See the module comment for the data layout.
+ *
+ * Complexity (n = tasks in the store, k = tasks in the queried index, p = page size,
+ * B = index chunk size, 256): `get` O(1); `put` O(log n + B) for its four index updates
+ * (O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction of the
+ * same cost; `list` O(log k + p), plus O(k/B) to count `totalSize` when
+ * `statusTimestampAfter` is set, plus dropping tasks that expired since the last sweep
+ * (amortised O(1) each: every task is dropped at most once); `sweep` O(dropped).
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryTaskStore({ maxTasks: 2 });
+ * await store.put('alice', doneTask);
+ * await store.put('alice', workingTask);
+ * await store.put('alice', anotherTask); // evicts doneTask, the oldest finished task
+ * ```
+ */
+export class MemoryTaskStore implements TaskStore {
+  private readonly maxTasks: number;
+  private readonly taskTtlMs: number;
+  private readonly readClock: () => number;
+  private readonly entries = new Map<string, Entry>();
+  private readonly touched = new LinkedList<Entry>();
+  private readonly terminal = new LinkedList<Entry>();
+  /** Owner → filter key (see {@link filterKey}) → the owner's tasks matching that filter. */
+  private readonly indexes = new Map<string, Map<string, SortedIndex<Entry>>>();
+  private lastClockMs = Number.NEGATIVE_INFINITY;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: MemoryTaskStoreOptions = {}) {
+    this.maxTasks = options.maxTasks ?? DEFAULT_MAX_TASKS;
+    this.taskTtlMs = options.taskTtlMs ?? DEFAULT_TTL_MS;
+    const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    checkOptions(this.maxTasks, this.taskTtlMs, sweepIntervalMs);
+    this.readClock = options.now ?? (() => performance.now());
+    // unref: an idle store must not keep the process alive.
+    this.timer = setInterval(() => this.sweep(), sweepIntervalMs).unref();
+  }
+
+  /**
+   * How many tasks are held, counting expired ones the sweep has not dropped yet.
+   *
+   * @example
+   * ```ts
+   * metrics.gauge('airlock_tasks', store.size);
+   * ```
+   */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * Creates or replaces a task. A new task is refused (A2AError INTERNAL) only when the
+   * store is full of unfinished, unexpired tasks; a replacement is never refused.
+   *
+   * @throws Error if the id already belongs to another owner (a bug in the caller: task
+   *   ids are generated server-side and never shared), or if the status timestamp is not a date.
+   * @example
+   * ```ts
+   * await store.put(owner, { ...task, status: { state: 'completed', timestamp: new Date().toISOString() } });
+   * ```
+   */
+  async put(owner: string, task: Task): Promise<void> {
+    const nowMs = this.clock();
+    const existing = this.liveEntry(task.id, nowMs);
+    if (existing !== undefined && existing.owner !== owner) {
+      // Deliberately vague: the message may be logged, and owner keys are principals.
+      throw new Error('MemoryTaskStore: a task id cannot move to another owner');
+    }
+    // Built before anything is removed, so that a bad timestamp leaves the store unchanged.
+    const entry = createEntry(owner, task, nowMs);
+    if (existing !== undefined) this.detach(existing);
+    else this.makeRoom(nowMs);
+    this.attach(entry);
+  }
+
+  /**
+   * The stored task, or `undefined` if it is missing, expired, or another owner's.
+   *
+   * @example
+   * ```ts
+   * const task = await store.get(owner, 'task-1');
+   * if (task === undefined) throw new A2AError('TASK_NOT_FOUND');
+   * ```
+   */
+  async get(owner: string, taskId: string): Promise<Task | undefined> {
+    const entry = this.liveEntry(taskId, this.clock());
+    return entry !== undefined && entry.owner === owner ? entry.task : undefined;
+  }
+
+  /**
+   * One page of the owner's tasks, newest status timestamp first (ties: id descending).
+   *
+   * @throws A2AError INVALID_PARAMS for a malformed `pageToken`, `pageSize` or `statusTimestampAfter`.
+   * @example
+   * ```ts
+   * let page = await store.list(owner, { pageSize: 50, contextId: 'ctx-1' });
+   * while (page.nextPageToken !== '') {
+   *   page = await store.list(owner, { pageSize: 50, contextId: 'ctx-1', pageToken: page.nextPageToken });
+   * }
+   * ```
+   */
+  async list(owner: string, query: TaskQuery): Promise<TaskPage> {
+    checkQuery(query);
+    const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
+    // Drop everything expired first so that neither the page nor totalSize counts it.
+    this.dropExpired(this.clock(), Number.POSITIVE_INFINITY);
+    const index = this.indexes.get(owner)?.get(filterKey(query.contextId, query.status));
+    if (index === undefined) return { tasks: [], nextPageToken: '', totalSize: 0 };
+    return readPage(index, query.pageSize, query.statusTimestampAfter, cursor);
+  }
+
+  /**
+   * Drops up to `limit` tasks idle for longer than the TTL, oldest first; returns how many.
+   * The timer calls it with a bounded batch; it is public for tests and for operators who
+   * want memory back now.
+   *
+   * @example
+   * ```ts
+   * const dropped = store.sweep();
+   * ```
+   */
+  sweep(limit: number = SWEEP_BATCH): number {
+    return this.dropExpired(this.clock(), limit);
+  }
+
+  /**
+   * Stops the sweep timer. The tasks stay readable; nothing expires in the background anymore.
+   *
+   * @example
+   * ```ts
+   * await store.close();
+   * ```
+   */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Never runs backwards, even if the injected clock does: the `touched` list must stay
+   * sorted by time for the sweep to stop at its first live entry.
+   */
+  private clock(): number {
+    this.lastClockMs = Math.max(this.lastClockMs, this.readClock());
+    return this.lastClockMs;
+  }
+
+  private isExpired(entry: Entry, nowMs: number): boolean {
+    return nowMs - entry.touchedMs >= this.taskTtlMs;
+  }
+
+  /** The entry for an id unless it has expired, in which case it is dropped on the spot. */
+  private liveEntry(taskId: string, nowMs: number): Entry | undefined {
+    const entry = this.entries.get(taskId);
+    if (entry === undefined || !this.isExpired(entry, nowMs)) return entry;
+    this.detach(entry);
+    return undefined;
+  }
+
+  /** Evicts until a new task fits: finished tasks first (least recently updated), then expired ones. */
+  private makeRoom(nowMs: number): void {
+    while (this.entries.size >= this.maxTasks) {
+      const victim = this.terminal.first() ?? this.firstExpired(nowMs);
+      if (victim === undefined) throw new A2AError('INTERNAL', 'Task store is full; try again later');
+      this.detach(victim);
+    }
+  }
+
+  /** The least recently updated task, if it has expired; if it has not, no task has. */
+  private firstExpired(nowMs: number): Entry | undefined {
+    const oldest = this.touched.first();
+    return oldest !== undefined && this.isExpired(oldest, nowMs) ? oldest : undefined;
+  }
+
+  private dropExpired(nowMs: number, limit: number): number {
+    let dropped = 0;
+    for (let entry = this.firstExpired(nowMs); entry !== undefined && dropped < limit;) {
+      this.detach(entry);
+      dropped++;
+      entry = this.firstExpired(nowMs);
+    }
+    return dropped;
+  }
+
+  private attach(entry: Entry): void {
+    this.entries.set(entry.id, entry);
+    entry.touchedNode = this.touched.append(entry);
+    if (isTerminalState(entry.state)) entry.terminalNode = this.terminal.append(entry);
+    const owned = this.ownerIndexes(entry.owner);
+    for (const key of entry.filterKeys) indexIn(owned, key).insert(entry);
+  }
+
+  private detach(entry: Entry): void {
+    this.entries.delete(entry.id);
+    if (entry.touchedNode !== undefined) this.touched.unlink(entry.touchedNode);
+    if (entry.terminalNode !== undefined) this.terminal.unlink(entry.terminalNode);
+    // Cleared so that a second detach could not unlink a node that is no longer in a list.
+    entry.touchedNode = undefined;
+    entry.terminalNode = undefined;
+    const owned = this.indexes.get(entry.owner);
+    if (owned === undefined) throw new Error('MemoryTaskStore: indexes missing for a stored task');
+    for (const key of entry.filterKeys) removeFromIndex(owned, key, entry);
+    if (owned.size === 0) this.indexes.delete(entry.owner);
+  }
+
+  private ownerIndexes(owner: string): Map<string, SortedIndex<Entry>> {
+    let owned = this.indexes.get(owner);
+    if (owned === undefined) {
+      owned = new Map();
+      this.indexes.set(owner, owned);
+    }
+    return owned;
+  }
+}
+
+function indexIn(owned: Map<string, SortedIndex<Entry>>, key: string): SortedIndex<Entry> {
+  let index = owned.get(key);
+  if (index === undefined) {
+    index = new SortedIndex<Entry>();
+    owned.set(key, index);
+  }
+  return index;
+}
+
+/** Empty indexes are deleted: one per context would otherwise leak forever. */
+function removeFromIndex(owned: Map<string, SortedIndex<Entry>>, key: string, entry: Entry): void {
+  const index = owned.get(key);
+  if (index === undefined) throw new Error('MemoryTaskStore: index missing for a stored task');
+  index.remove(entry);
+  if (index.size === 0) owned.delete(key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries and their index keys
+
+/**
+ * One stored task. The fields the indexes sort and group by are copied out of the task at
+ * put time, so that a caller mutating the task by mistake cannot corrupt an index.
+ */
+interface Entry extends SortKey {
+  readonly owner: string;
+  readonly task: Task;
+  readonly contextId: string;
+  readonly state: TaskState;
+  readonly touchedMs: number;
+  /** The four indexes of its owner it is in, computed once so that removal costs no allocation. */
+  readonly filterKeys: readonly string[];
+  touchedNode?: ListNode<Entry>;
+  terminalNode?: ListNode<Entry>;
+}
+
+function createEntry(owner: string, task: Task, nowMs: number): Entry {
+  const statusMs = Date.parse(task.status.timestamp);
+  if (!Number.isFinite(statusMs)) {
+    throw new Error('MemoryTaskStore: task.status.timestamp is not a date');
+  }
+  const { contextId, status } = task;
+  return {
+    owner,
+    task,
+    id: task.id,
+    contextId,
+    state: status.state,
+    statusMs,
+    touchedMs: nowMs,
+    filterKeys: filterKeysOf(contextId, status.state),
+  };
+}
+
+/**
+ * Names one of an owner's indexes by the filters it answers. Unambiguous for any context id:
+ * a state never contains a space or `*`, and a present context id is marked by `=`.
+ */
+function filterKey(contextId: string | undefined, state: TaskState | undefined): string {
+  return `${state ?? '*'} ${contextId === undefined ? '*' : `=${contextId}`}`;
+}
+
+/** The four indexes a task is in: one per combination of the contextId and status filters. */
+function filterKeysOf(contextId: string, state: TaskState): string[] {
+  return [
+    filterKey(undefined, undefined),
+    filterKey(contextId, undefined),
+    filterKey(undefined, state),
+    filterKey(contextId, state),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing and page tokens
+
+function checkQuery(query: TaskQuery): void {
+  const { pageSize, statusTimestampAfter } = query;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    throw new A2AError('INVALID_PARAMS', `Invalid params: pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
+      field: 'pageSize',
+    });
+  }
+  if (statusTimestampAfter !== undefined && !Number.isFinite(statusTimestampAfter)) {
+    throw new A2AError('INVALID_PARAMS', 'Invalid params: statusTimestampAfter must be a time', {
+      field: 'statusTimestampAfter',
+    });
+  }
+}
+
+/**
+ * Walks the index downwards from just below the cursor. One item past the page is peeked
+ * at so that the last page gets `''` rather than a token leading to an empty page.
+ */
+function readPage(
+  index: SortedIndex<Entry>,
+  pageSize: number,
+  floorMs: number | undefined,
+  cursor: SortKey | undefined,
+): TaskPage {
+  const totalSize =
+    floorMs === undefined ? index.size : index.countFrom(index.lowerBound({ statusMs: floorMs, id: '' }));
+  const start = cursor === undefined ? index.end() : index.lowerBound(cursor);
+  const page: Entry[] = [];
+  let more = false;
+  for (const entry of index.descendingBefore(start)) {
+    if (floorMs !== undefined && entry.statusMs < floorMs) break;
+    if (page.length === pageSize) {
+      more = true;
+      break;
+    }
+    page.push(entry);
+  }
+  const last = page[page.length - 1];
+  return {
+    tasks: page.map((entry) => entry.task),
+    nextPageToken: more && last !== undefined ? encodePageToken(last) : '',
+    totalSize,
+  };
+}
+
+/** The token is the sort key of the last task shown, so pages stay stable as tasks are added. */
+function encodePageToken(key: SortKey): string {
+  return Buffer.from(JSON.stringify([key.statusMs, key.id]), 'utf8').toString('base64url');
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Strict inverse of {@link encodePageToken}. Node's base64 decoder skips characters it does
+ * not know, so the token must also survive a round trip: that rejects every string the
+ * encoder could not have produced, including ones whose bytes are not valid UTF-8.
+ */
+function decodePageToken(token: string): SortKey {
+  if (token.length > MAX_PAGE_TOKEN_LENGTH || !BASE64URL.test(token)) throw badPageToken();
+  const text = Buffer.from(token, 'base64url').toString('utf8');
+  if (Buffer.from(text, 'utf8').toString('base64url') !== token) throw badPageToken();
+  const key = parseJson(text);
+  if (!Array.isArray(key) || key.length !== 2) throw badPageToken();
+  const [statusMs, id] = key as unknown[];
+  if (typeof statusMs !== 'number' || !Number.isSafeInteger(statusMs) || typeof id !== 'string') {
+    throw badPageToken();
+  }
+  return { statusMs, id };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw badPageToken();
+  }
+}
+
+function badPageToken(): A2AError {
+  return new A2AError('INVALID_PARAMS', 'Invalid params: pageToken is not valid', { field: 'pageToken' });
+}
+
+function checkOptions(maxTasks: number, taskTtlMs: number, sweepIntervalMs: number): void {
+  if (!Number.isSafeInteger(maxTasks) || maxTasks < 1) {
+    throw new RangeError('MemoryTaskStore: maxTasks must be a positive integer');
+  }
+  if (!(taskTtlMs > 0)) throw new RangeError('MemoryTaskStore: taskTtlMs must be positive');
+  if (!(sweepIntervalMs > 0 && sweepIntervalMs <= MAX_TIMER_MS)) {
+    throw new RangeError(`MemoryTaskStore: sweepIntervalMs must be in (0, ${MAX_TIMER_MS}]`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ordered index
+
+/** The list order: status timestamp, then id. Task ids are unique, so no two keys are equal. */
+interface SortKey {
+  readonly statusMs: number;
+  readonly id: string;
+}
+
+function compareKeys(a: SortKey, b: SortKey): number {
+  if (a.statusMs !== b.statusMs) return a.statusMs < b.statusMs ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** First position in a sorted array whose key is ≥ `key`. */
+function lowerBoundIn(items: readonly SortKey[], key: SortKey): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(items[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A place between items: before `chunks[chunk][offset]`. */
+interface Position {
+  readonly chunk: number;
+  readonly offset: number;
+}
+
+/** Target chunk size: chunks split above twice this and merge below a quarter of it. */
+const CHUNK_LOAD = 256;
+
+/**
+ * An ascending sorted list kept as a list of sorted chunks (the "sorted containers" layout).
+ * A plain sorted array would make every insert or removal an O(n) move; with chunks it is
+ * O(log n + B), a rank query is O(n/B), and a walk from any position is O(1) per item.
+ * Tasks are usually added with the newest timestamp, i.e. at the end, which is the cheap case.
+ */
+class SortedIndex<T extends SortKey> {
+  private readonly chunks: T[][] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  insert(item: T): void {
+    const last = this.chunks.length - 1;
+    if (last < 0) {
+      this.chunks.push([item]);
+    } else {
+      const at = Math.min(this.chunkFor(item), last);
+      const chunk = this.chunks[at]!;
+      chunk.splice(lowerBoundIn(chunk, item), 0, item);
+      if (chunk.length > 2 * CHUNK_LOAD) this.chunks.splice(at + 1, 0, chunk.splice(CHUNK_LOAD));
+    }
+    this.count++;
+  }
+
+  remove(item: T): void {
+    const { chunk: at, offset } = this.lowerBound(item);
+    const chunk = this.chunks[at];
+    if (chunk?.[offset] !== item) throw new Error('SortedIndex: item not found; the index is corrupt');
+    chunk.splice(offset, 1);
+    this.count--;
+    this.rebalance(at);
+  }
+
+  /** Where `key` would be inserted: every item before it is smaller. */
+  lowerBound(key: SortKey): Position {
+    const at = this.chunkFor(key);
+    const chunk = this.chunks[at];
+    return { chunk: at, offset: chunk === undefined ? 0 : lowerBoundIn(chunk, key) };
+  }
+
+  end(): Position {
+    return { chunk: this.chunks.length, offset: 0 };
+  }
+
+  /** How many items are at or after a position. */
+  countFrom(position: Position): number {
+    let count = 0;
+    for (let at = position.chunk; at < this.chunks.length; at++) count += this.chunks[at]!.length;
+    return count - position.offset;
+  }
+
+  /** The items before a position, largest first. Do not modify the index while iterating. */
+  *descendingBefore(position: Position): Generator<T> {
+    let offset = position.offset - 1;
+    for (let at = position.chunk; at >= 0; at--) {
+      const chunk = this.chunks[at];
+      if (chunk !== undefined) for (; offset >= 0; offset--) yield chunk[offset]!;
+      offset = (this.chunks[at - 1]?.length ?? 0) - 1;
+    }
+  }
+
+  /** The first chunk whose largest item is ≥ `key`; `chunks.length` if there is none. */
+  private chunkFor(key: SortKey): number {
+    let lo = 0;
+    let hi = this.chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const chunk = this.chunks[mid]!;
+      if (compareKeys(chunk[chunk.length - 1]!, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Keeps chunks from shrinking into many tiny ones, which would make rank queries slow. */
+  private rebalance(at: number): void {
+    const chunk = this.chunks[at]!;
+    if (chunk.length === 0) {
+      this.chunks.splice(at, 1);
+      return;
+    }
+    if (chunk.length >= CHUNK_LOAD / 4 || this.chunks.length === 1) return;
+    const left = at + 1 < this.chunks.length ? at : at - 1;
+    const merged = this.chunks[left]!.concat(this.chunks[left + 1]!);
+    if (merged.length <= 2 * CHUNK_LOAD) this.chunks.splice(left, 2, merged);
+    else this.chunks.splice(left, 2, merged.slice(0, merged.length >>> 1), merged.slice(merged.length >>> 1));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Doubly linked list
+
+interface ListNode<T> {
+  readonly value: T;
+  prev: ListNode<T> | undefined;
+  next: ListNode<T> | undefined;
+}
+
+/** Insertion-ordered, with O(1) append, unlink and first: the queues for expiry and eviction. */
+class LinkedList<T> {
+  private head: ListNode<T> | undefined;
+  private tail: ListNode<T> | undefined;
+
+  first(): T | undefined {
+    return this.head?.value;
+  }
+
+  append(value: T): ListNode<T> {
+    const node: ListNode<T> = { value, prev: this.tail, next: undefined };
+    if (this.tail === undefined) this.head = node;
+    else this.tail.next = node;
+    this.tail = node;
+    return node;
+  }
+
+  unlink(node: ListNode<T>): void {
+    if (node.prev === undefined) this.head = node.next;
+    else node.prev.next = node.next;
+    if (node.next === undefined) this.tail = node.prev;
+    else node.next.prev = node.prev;
+    node.prev = undefined;
+    node.next = undefined;
+  }
+}
