@@ -94,6 +94,16 @@ describe('agent cards', () => {
     assert.equal(body.error.code, -32009);
   });
 
+  it('serves a version-pinned card whatever the header says', async () => {
+    const v10Card = (await (await fetch(`${echo}/v1.0/.well-known/agent-card.json`)).json()) as any;
+    assert.ok(Array.isArray(v10Card.supportedInterfaces));
+    assert.equal(v10Card.protocolVersion, undefined);
+    const v03Card = (await (
+      await fetch(`${echo}/v0.3/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } })
+    ).json()) as any;
+    assert.equal(v03Card.protocolVersion, '0.3.0');
+  });
+
   it('answers a matching If-None-Match with 304', async () => {
     const first = await fetch(`${echo}/.well-known/agent-card.json`);
     const etag = first.headers.get('etag') ?? '';
@@ -159,6 +169,21 @@ describe('JSON-RPC framing', () => {
   it('refuses notifications with -32600', async () => {
     assert.equal((await raw('{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"x"}}')).error.code, -32600);
   });
+  it('reports the most specific problem of a notification first', async () => {
+    assert.equal((await raw('{"jsonrpc":"2.0","method":"message/ssend","params":{}}')).error.code, -32601);
+    assert.equal((await raw('{"jsonrpc":"2.0","method":"message/send","params":{"":"x"}}')).error.code, -32602);
+  });
+  it('answers a failed v0.3 tasks/resubscribe as an event stream', async () => {
+    const response = await fetch(echo, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN_B}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/resubscribe', params: { id: 'nope' } }),
+    });
+    assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
+    const text = await response.text();
+    assert.match(text, /^event: error\ndata: /);
+    assert.equal(JSON.parse(text.split('data: ')[1]!).error.code, -32001);
+  });
   it('refuses a wrong jsonrpc version with -32600, keeping the id', async () => {
     const body = await raw('{"jsonrpc":"1.0","id":"abc","method":"tasks/get"}');
     assert.equal(body.error.code, -32600);
@@ -203,6 +228,24 @@ describe('JSON-RPC framing', () => {
     const negative = await rpc(echo, 'tasks/get', { id: 'x', historyLength: -1 });
     assert.equal(negative.body.error.code, -32602);
   });
+  it('refuses a non-JSON Content-Type with -32005 before parsing', async () => {
+    const response = await fetch(echo, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN_B}` },
+      body: "{'jsonrpc': '2.0'}",
+    });
+    assert.equal(((await response.json()) as any).error.code, -32005);
+  });
+
+  it('accepts application/*+json', async () => {
+    const response = await fetch(echo, {
+      method: 'POST',
+      headers: { 'content-type': 'application/a2a+json; charset=utf-8', authorization: `Bearer ${TOKEN_B}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'nope' } }),
+    });
+    assert.equal(((await response.json()) as any).error.code, -32001);
+  });
+
   it('answers push-notification methods with -32003', async () => {
     const v03 = await rpc(echo, 'tasks/pushNotificationConfig/set', {
       taskId: 'x',
@@ -392,6 +435,24 @@ describe('v1.0 methods', () => {
     assert.equal(done.body.error.code, -32004);
   });
 
+  it('SubscribeToTask on an input-required task stays open through the answering turn', async () => {
+    const { body } = await rpc(writer, 'SendMessage', { message: v10Message('ask me') }, { version: '1.0' });
+    const task = body.result.task;
+    const subscribed = rpcStream(writer, 'SubscribeToTask', { id: task.id }, { version: '1.0' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const answer = await rpc(
+      writer,
+      'SendMessage',
+      { message: v10Message('rivers', { taskId: task.id }) },
+      { version: '1.0' },
+    );
+    assert.equal(answer.body.result.task.status.state, 'TASK_STATE_COMPLETED');
+    const { events } = await subscribed;
+    assert.equal(events[0].result.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    assert.ok(events.some((event) => event.result.artifactUpdate !== undefined));
+    assert.equal(events[events.length - 1].result.statusUpdate.status.state, 'TASK_STATE_COMPLETED');
+  });
+
   it('GetExtendedAgentCard returns the extended card, or -32007 where none is configured', async () => {
     const card = await rpc(echo, 'GetExtendedAgentCard', {}, { version: '1.0' });
     assert.equal(card.body.result.description, 'Echoes, for members.');
@@ -441,12 +502,18 @@ describe('v0.3 methods', () => {
     const id = body.result.id;
     const got = await rpc(writer, 'tasks/get', { id });
     assert.equal(got.body.result.status.state, 'input-required');
-    const resub = await rpcStream(writer, 'tasks/resubscribe', { id });
-    assert.equal(resub.events[0].result.kind, 'task');
+    // A subscription stays open across input-required and ends when the task does.
+    const resubscribed = rpcStream(writer, 'tasks/resubscribe', { id });
+    await new Promise((resolve) => setTimeout(resolve, 50));
     const canceled = await rpc(writer, 'tasks/cancel', { id });
     assert.equal(canceled.body.result.status.state, 'canceled');
-    const done = await rpc(writer, 'tasks/resubscribe', { id });
-    assert.equal(done.body.error.code, -32004);
+    const resub = await resubscribed;
+    assert.equal(resub.events[0].result.kind, 'task');
+    const last = resub.events[resub.events.length - 1].result;
+    assert.equal(last.status.state, 'canceled');
+    assert.equal(last.final, true);
+    const done = await rpcStream(writer, 'tasks/resubscribe', { id });
+    assert.equal(done.events[0].error.code, -32004);
   });
 
   it('ListTasks does not exist in v0.3', async () => {

@@ -20,6 +20,7 @@ import {
   LIMITS,
   RESPONSE,
   asRecord,
+  checkMap,
   checkRecord,
   checkString,
   checkUrl,
@@ -320,7 +321,7 @@ function decodeApiKeyScheme(
 
 function decodeSchemes(value: unknown, ctx: Ctx): Record<string, SecurityScheme> {
   if (isAbsent(value)) return {};
-  const rec = checkRecord(value, 'card.securitySchemes', ctx);
+  const rec = checkMap(value, 'card.securitySchemes', ctx);
   const entries: [string, SecurityScheme][] = [];
   for (const name of Object.keys(rec)) {
     const scheme = decodeScheme(rec[name], `card.securitySchemes.${name}`, ctx);
@@ -336,7 +337,7 @@ function decodeRequirements(value: unknown, path: string, ctx: Ctx): SecurityReq
   const out: SecurityRequirement[] = [];
   for (let i = 0; i < value.length; i++) {
     const itemPath = `${path}[${i}]`;
-    const rec = checkRecord(value[i], itemPath, ctx);
+    const rec = checkMap(value[i], itemPath, ctx);
     const wrapped = asRecord(rec.schemes);
     const entries: [string, string[]][] = [];
     if (wrapped !== undefined) {

@@ -27,7 +27,6 @@ describe('parseJsonRpcCall', () => {
     ['a string', 'hi'],
     ['a wrong version', { jsonrpc: '1.0', id: 1, method: 'x' }],
     ['no version', { id: 1, method: 'x' }],
-    ['a notification (no id)', { jsonrpc: '2.0', method: 'x' }],
     ['an object id', { jsonrpc: '2.0', id: {}, method: 'x' }],
     ['a null id', { jsonrpc: '2.0', id: null, method: 'x' }],
     ['a non-finite id', { jsonrpc: '2.0', id: Infinity, method: 'x' }],
@@ -37,6 +36,10 @@ describe('parseJsonRpcCall', () => {
     ['a non-string method', { jsonrpc: '2.0', id: 1, method: 5 }],
     ['a too-long method', { jsonrpc: '2.0', id: 1, method: 'm'.repeat(129) }],
   ];
+  it('passes a notification through with no id, for the dispatcher to refuse last', () => {
+    assert.equal(parseJsonRpcCall({ jsonrpc: '2.0', method: 'x' }).id, undefined);
+  });
+
   for (const [name, frame] of badEnvelopes) {
     it(`refuses ${name} with INVALID_REQUEST (-32600)`, () => {
       assert.equal(assertA2AError(() => parseJsonRpcCall(frame), 'INVALID_REQUEST').rpcCode, -32600);

@@ -12,13 +12,22 @@ import type { JsonRpcErrorObject } from './dialect.js';
 export type JsonRpcId = string | number | null;
 
 export interface JsonRpcCall {
-  id: string | number;
+  /**
+   * Undefined for a notification. A2A has none, so the dispatcher refuses it, but only after
+   * the method and params were checked: the caller learns the most specific problem first.
+   */
+  id: string | number | undefined;
   method: string;
   params: unknown;
 }
 
 const MAX_ID_LENGTH = 256;
 const MAX_METHOD_LENGTH = 128;
+
+/** The error for a request without an id, once everything else about it was valid. */
+export function notificationRefused(): A2AError {
+  return new A2AError('INVALID_REQUEST', 'Notifications are not supported: the request needs an id');
+}
 
 /**
  * Checks the envelope of one JSON-RPC request. The id is read first so that an error about
@@ -31,11 +40,10 @@ export function parseJsonRpcCall(frame: unknown): JsonRpcCall {
   }
   const record = frame as Record<string, unknown>;
   if (record.jsonrpc !== '2.0') throw new A2AError('INVALID_REQUEST', 'jsonrpc must be "2.0"');
-  if (!('id' in record) || record.id === undefined) {
-    throw new A2AError('INVALID_REQUEST', 'Notifications are not supported: the request needs an id');
-  }
   const id = record.id;
-  if (typeof id === 'string') {
+  if (id === undefined) {
+    // A notification: checked further, refused by the caller (see JsonRpcCall.id).
+  } else if (typeof id === 'string') {
     if (id.length > MAX_ID_LENGTH) throw new A2AError('INVALID_REQUEST', 'id is too long');
   } else if (typeof id !== 'number' || !Number.isFinite(id)) {
     throw new A2AError('INVALID_REQUEST', 'id must be a string or a number');

@@ -784,3 +784,40 @@ describe('v10 agent card', () => {
     assertA2AError(() => v10.decodeCard({ name: 'x', supportedInterfaces: 'https://x' }), 'INVALID_AGENT_RESPONSE');
   });
 });
+
+describe('v10 proto field names', () => {
+  it('accepts snake_case parameter names as ProtoJSON does', () => {
+    const get = v10.decodeRequest('GetTask', { id: 't1', history_length: 2 });
+    assert.deepEqual(get, { method: 'get', params: { id: 't1', historyLength: 2 } });
+    const list = v10.decodeRequest('ListTasks', { context_id: 'c1', page_size: 2, include_artifacts: true });
+    assert.equal(list.method, 'list');
+    if (list.method === 'list') {
+      assert.equal(list.params.contextId, 'c1');
+      assert.equal(list.params.pageSize, 2);
+      assert.equal(list.params.includeArtifacts, true);
+    }
+    const send = v10.decodeRequest('SendMessage', {
+      message: {
+        message_id: 'm1',
+        role: 'ROLE_USER',
+        parts: [{ text: 'x', media_type: 'text/plain' }],
+        context_id: 'c9',
+      },
+      configuration: { return_immediately: true },
+    });
+    assert.equal(send.method, 'send');
+    if (send.method === 'send') {
+      assert.equal(send.params.message.messageId, 'm1');
+      assert.equal(send.params.message.contextId, 'c9');
+      assert.equal(send.params.message.parts[0]?.mediaType, 'text/plain');
+      assert.equal(send.params.configuration.returnImmediately, true);
+    }
+  });
+
+  it('keeps metadata keys as sent', () => {
+    const send = v10.decodeRequest('SendMessage', {
+      message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { some_key: 1 } },
+    });
+    if (send.method === 'send') assert.deepEqual(send.params.message.metadata, { some_key: 1 });
+  });
+});

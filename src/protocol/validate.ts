@@ -135,8 +135,46 @@ export function isAbsent(value: unknown): value is undefined | null {
  */
 export function checkRecord(value: unknown, path: string, ctx: Ctx): Rec {
   const rec = asRecord(value);
+  if (rec !== undefined) return withProtoFieldNames(rec);
+  throw ctx.fail(path, isAbsent(value) ? 'is required' : 'must be an object');
+}
+
+/**
+ * A required object whose keys are names chosen by the sender (a map such as
+ * `securitySchemes`), read exactly as sent.
+ *
+ * @example
+ * ```ts
+ * const schemes = checkMap(card.securitySchemes, 'card.securitySchemes', RESPONSE);
+ * ```
+ */
+export function checkMap(value: unknown, path: string, ctx: Ctx): Rec {
+  const rec = asRecord(value);
   if (rec !== undefined) return rec;
   throw ctx.fail(path, isAbsent(value) ? 'is required' : 'must be an object');
+}
+
+/**
+ * ProtoJSON parsers accept a field's proto name (`history_length`) as well as its JSON name
+ * (`historyLength`), and real clients send both spellings. Structural records are read
+ * through this; free-form `metadata` and `data` are not, so their keys stay as sent. The
+ * JSON name wins when both are present. No copy is made when no key has an underscore.
+ *
+ * @example
+ * ```ts
+ * withProtoFieldNames({ history_length: 1 }); // { history_length: 1, historyLength: 1 }
+ * ```
+ */
+export function withProtoFieldNames(rec: Rec): Rec {
+  let copy: Rec | undefined;
+  for (const key in rec) {
+    if (!Object.hasOwn(rec, key) || key.indexOf('_') <= 0) continue;
+    const camel = key.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
+    if (camel === key || Object.hasOwn(rec, camel)) continue;
+    copy ??= { ...rec };
+    copy[camel] = rec[key];
+  }
+  return copy ?? rec;
 }
 
 /**

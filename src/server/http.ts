@@ -18,6 +18,7 @@ import { createBackend } from '../agents/registry.js';
 import type { AgentBackend } from '../agents/backend.js';
 import type { AirlockConfig } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
+import type { DialectVersion } from '../protocol/dialect.js';
 import { A2AError } from '../protocol/errors.js';
 import { jsonRpcError } from '../protocol/jsonrpc.js';
 import { parseA2AVersion } from '../protocol/version.js';
@@ -50,6 +51,16 @@ interface PublishedAgent {
 }
 
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
+/**
+ * Cards of one version whatever the request's header: for clients that fetch a card without
+ * sending A2A-Version yet expect the v1.0 shape (the v1.0 conformance kit does).
+ */
+const PINNED_CARD_PATHS = new Map<string, DialectVersion>([
+  ['/v1.0/.well-known/agent-card.json', '1.0'],
+  ['/v0.3/.well-known/agent-card.json', '0.3'],
+]);
+/** JSON-RPC bodies must be JSON (any `+json` type too); a request without a Content-Type is read as JSON. */
+const JSON_CONTENT_TYPE = /^application\/(?:json|[\w.+-]+\+json)[\t ]*(?:;|$)/i;
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
 export function createGateway(config: AirlockConfig, options: GatewayOptions): Gateway {
@@ -97,6 +108,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     if (agent === undefined) return notFound(res);
     const tail = slash === -1 ? '' : rest.slice(slash);
     if (CARD_PATHS.has(tail)) return serveCard(req, res, agent);
+    const pinned = PINNED_CARD_PATHS.get(tail);
+    if (pinned !== undefined) return serveCard(req, res, agent, pinned);
     if (tail !== '' && tail !== '/') return notFound(res);
     if (req.method !== 'POST') {
       res.writeHead(405, { ...JSON_HEADERS, allow: 'POST' });
@@ -106,15 +119,15 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     return serveRpc(req, res, agent);
   }
 
-  function serveCard(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent): void {
+  function serveCard(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent, pinned?: DialectVersion): void {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...JSON_HEADERS, allow: 'GET, HEAD' });
       res.end();
       return;
     }
-    let version;
+    let version: DialectVersion;
     try {
-      version = parseA2AVersion(headerOf(req, 'a2a-version') ?? queryVersion(req.url));
+      version = pinned ?? parseA2AVersion(headerOf(req, 'a2a-version') ?? queryVersion(req.url));
     } catch (error) {
       const a2aError = error instanceof A2AError ? error : new A2AError('VERSION_NOT_SUPPORTED');
       res.writeHead(400, { ...JSON_HEADERS, vary: 'A2A-Version' });
@@ -166,6 +179,13 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       req.resume();
       return;
     }
+    const contentType = headerOf(req, 'content-type');
+    if (contentType !== undefined && !JSON_CONTENT_TYPE.test(contentType)) {
+      const error = new A2AError('CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json');
+      sendJson(res, 200, jsonRpcError(null, fallbackDialect(versionHeader).encodeError(error)));
+      req.resume();
+      return;
+    }
     const body = await readBody(req, config.server.maxBodyBytes);
     if (!body.ok) {
       if (body.reason === 'too_large') {
@@ -198,6 +218,10 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     if (result.kind === 'json') {
       res.writeHead(200, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(result.body) });
       res.end(result.body);
+      return;
+    }
+    if (result.kind === 'stream-error') {
+      writeSseError(res, result.body);
       return;
     }
     try {

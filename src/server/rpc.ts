@@ -11,7 +11,14 @@
  */
 import type { Dialect } from '../protocol/dialect.js';
 import { A2AError } from '../protocol/errors.js';
-import { jsonRpcError, jsonRpcResult, parseJsonRpcCall, salvageId, type JsonRpcId } from '../protocol/jsonrpc.js';
+import {
+  jsonRpcError,
+  jsonRpcResult,
+  notificationRefused,
+  parseJsonRpcCall,
+  salvageId,
+  type JsonRpcId,
+} from '../protocol/jsonrpc.js';
 import type { AgentCard, A2ARequest, StreamEvent } from '../protocol/model.js';
 import { v03 } from '../protocol/v03.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
@@ -29,6 +36,8 @@ export interface RpcCall {
 
 export type RpcOutcome =
   | { kind: 'json'; body: string }
+  /** A JSON-RPC error sent as the only event of an SSE stream. */
+  | { kind: 'stream-error'; body: string }
   | { kind: 'stream'; events: AsyncIterable<StreamEvent>; frame: (event: StreamEvent) => string };
 
 /** Parses and runs one JSON-RPC request. Never throws: every failure becomes a JSON-RPC error. */
@@ -41,18 +50,26 @@ export async function dispatchRpc(body: Buffer, versionHeader: string | undefine
   }
   let id: JsonRpcId = salvageId(frame);
   let dialect = fallbackDialect(versionHeader);
+  let operation: A2ARequest['method'] | undefined;
   try {
     const rpc = parseJsonRpcCall(frame);
-    id = rpc.id;
+    id = rpc.id ?? null;
     parseA2AVersion(versionHeader);
     const chosen = dialectForMethod(rpc.method);
     if (chosen === undefined) throw new A2AError('METHOD_NOT_FOUND', `Method not found: ${printable(rpc.method)}`);
     dialect = chosen;
     const request = dialect.decodeRequest(rpc.method, rpc.params);
+    if (rpc.id === undefined) throw notificationRefused();
+    operation = request.method;
     return await run(request, dialect, id, call);
   } catch (error) {
     if (!(error instanceof A2AError)) call.onError(error);
-    return errorOutcome(id, dialect, error);
+    const outcome = errorOutcome(id, dialect, error);
+    // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
+    if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
+      return { kind: 'stream-error', body: outcome.body };
+    }
+    return outcome;
   }
 }
 

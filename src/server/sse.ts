@@ -10,18 +10,19 @@
 import type { ServerResponse } from 'node:http';
 
 const HEARTBEAT_MS = 15_000;
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
 
 export async function pipeEventsAsSse<T>(
   res: ServerResponse,
   events: AsyncIterable<T>,
   frame: (event: T) => string,
 ): Promise<void> {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
   const iterator = events[Symbol.asyncIterator]();
   let closed = false;
@@ -48,9 +49,10 @@ export async function pipeEventsAsSse<T>(
   }
 }
 
-/** An error after the stream started: a2a-js style `event: error` frame, then close. */
+/** An error as an SSE frame (a2a-js style `event: error`), then close; opens the stream if needed. */
 export function writeSseError(res: ServerResponse, payload: string): void {
   if (res.writableEnded) return;
+  if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
   res.write(`event: error\ndata: ${payload}\n\n`);
   res.end();
 }

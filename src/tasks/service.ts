@@ -163,21 +163,23 @@ export class TaskService {
     return live.task;
   }
 
-  /** SubscribeToTask: a snapshot first, then live updates; -32004 for a task that ended. */
+  /**
+   * SubscribeToTask: a snapshot first, then every update until the task ends: unlike a
+   * send's stream, a subscription stays open across input-required and the turn that
+   * answers it. -32004 for a task that already ended.
+   */
   async subscribe(ctx: CallContext, id: string): Promise<AsyncIterable<StreamEvent>> {
     const owner = ownerOf(ctx);
-    const live = this.#liveFor(owner, id);
-    if (live !== undefined) {
-      if (isTerminalState(live.task.status.state)) throw terminalSubscribe();
-      const queue = this.#follow(id);
-      queue.first({ kind: 'task', task: live.task });
-      return queue.events;
+    let task = this.#liveFor(owner, id)?.task;
+    if (task === undefined) {
+      task = await this.#find(owner, id);
+      if (task === undefined) throw new A2AError('TASK_NOT_FOUND');
     }
-    const stored = await this.#find(owner, id);
-    if (stored === undefined) throw new A2AError('TASK_NOT_FOUND');
-    if (isTerminalState(stored.status.state)) throw terminalSubscribe();
-    // Nothing runs it here: the snapshot is all there is to tell until the caller resumes it.
-    return eventsOf({ kind: 'task', task: stored });
+    if (isTerminalState(task.status.state)) throw terminalSubscribe();
+    const queue = this.#follow(id, 'terminal');
+    // A turn may have moved on while the store was read: the newest state is the snapshot.
+    queue.first({ kind: 'task', task: this.#liveFor(owner, id)?.task ?? task });
+    return queue.events;
   }
 
   /** Aborts every running turn (shutdown). */
@@ -465,12 +467,24 @@ export class TaskService {
     });
   }
 
-  /** A stream of a task's events that ends after its final status event. */
-  #follow(taskId: string): { first: (event: StreamEvent) => void; events: AsyncIterable<StreamEvent> } {
+  /**
+   * A stream of a task's events. It ends after the turn's final status event (`'pause'`: a
+   * send's stream) or only once the task is terminal (`'terminal'`: a subscription, where an
+   * interrupted state is not the end, so its `final` flag is cleared).
+   */
+  #follow(
+    taskId: string,
+    until: 'pause' | 'terminal' = 'pause',
+  ): { first: (event: StreamEvent) => void; events: AsyncIterable<StreamEvent> } {
     const queue = new EventQueue<StreamEvent>();
     const stop = this.#bus.subscribe(taskId, (event) => {
-      queue.push(event);
-      if (event.kind === 'status-update' && event.final) {
+      if (event.kind !== 'status-update') {
+        queue.push(event);
+        return;
+      }
+      const ends = until === 'pause' ? event.final : isTerminalState(event.status.state);
+      queue.push(ends === event.final ? event : { ...event, final: ends });
+      if (ends) {
         stop();
         queue.end();
       }
