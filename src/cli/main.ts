@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { ConfigError } from '../config/errors.js';
 import { generateToken } from '../config/tokens.js';
+import { call } from './call.js';
 import { serve } from './serve.js';
 
 const program = new Command()
@@ -26,6 +27,28 @@ program
       ...(options.host !== undefined && { host: options.host }),
       ...(options.port !== undefined && { port: options.port }),
       ...(options.logLevel !== undefined && { logLevel: options.logLevel }),
+    });
+  });
+
+program
+  .command('call')
+  .description('send one message to an A2A endpoint (v1.0) and print the reply; token from AIRLOCK_TOKEN')
+  .argument('<url>', 'the JSON-RPC endpoint, e.g. http://127.0.0.1:41241/a2a/echo')
+  .argument('<text>', 'the message text')
+  .option('--stream', 'stream the reply as it is written')
+  .option('--task <id>', 'answer the task that asked for input')
+  .option('--context <id>', 'continue a conversation')
+  .option('--json', 'print the task or message as JSON')
+  .action(async (url, text, options) => {
+    const token = process.env.AIRLOCK_TOKEN;
+    process.exitCode = await call({
+      url,
+      text,
+      stream: options.stream === true,
+      json: options.json === true,
+      ...(token !== undefined && token.length > 0 && { token }),
+      ...(options.task !== undefined && { taskId: options.task }),
+      ...(options.context !== undefined && { contextId: options.context }),
     });
   });
 

@@ -74,7 +74,7 @@ export function banner(config: AirlockConfig, url: string): string {
     lines.push(
       `  curl -s ${endpoint} -H "Authorization: Bearer ${token}" -H 'Content-Type: application/json' -d '${body}'`,
     );
-    lines.push(`  npx airlock call ${endpoint} "hello" --token "${token}"`);
+    lines.push(`  AIRLOCK_TOKEN="${token}" npx airlock call ${endpoint} "hello"`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -61,7 +61,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     document = parseYaml(text, { uniqueKeys: true, maxAliasCount: 100, prettyErrors: false });
   } catch (error) {
     if (error instanceof YAMLParseError) {
-      const line = error.linePos?.[0]?.line;
+      const line = lineOf(text, error.pos[0]);
       throw new ConfigError(
         '',
         `config: ${source}${line !== undefined ? ` line ${line}` : ''}: ${error.message.split('\n')[0]}`,
@@ -110,6 +110,13 @@ function firstSchemaError(value: unknown): ConfigError {
     return new ConfigError(pointerToKey(`${error.instancePath}/${extra[0]}`), 'is not a known setting');
   }
   return new ConfigError(pointerToKey(error.instancePath), error.message);
+}
+
+/** 1-based line number of a character offset. */
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line += 1;
+  return line;
 }
 
 /** `/agents/0/slug` → `agents[0].slug`. */

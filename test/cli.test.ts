@@ -1,0 +1,137 @@
+/**
+ * The command line as a person uses it: `airlock serve` in a child process, its banner,
+ * the generated demo token, config errors, and `airlock call` against it.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+
+const MAIN = resolve('src/cli/main.ts');
+// The children run in temporary folders, so tsx is named by its resolved location.
+const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
+
+function airlock(args: string[], options: { cwd: string; env?: Record<string, string> }) {
+  return spawnSync(process.execPath, [...TSX, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+}
+
+describe('airlock serve and airlock call', () => {
+  let dir: string;
+  let child: ChildProcess;
+  let banner: string[] = [];
+  let url = '';
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'airlock-cli-'));
+    const config = readFileSync('examples/demo.yaml', 'utf8');
+    writeFileSync(join(dir, 'demo.yaml'), config);
+    child = spawn(
+      process.execPath,
+      [...TSX, 'serve', '--config', 'demo.yaml', '--port', '0', '--log-level', 'silent'],
+      {
+        cwd: dir,
+        env: { ...process.env, AIRLOCK_DEMO_TOKEN: '' },
+      },
+    );
+    const lines = createInterface({ input: child.stdout! });
+    banner = await new Promise<string[]>((resolveLines, reject) => {
+      const seen: string[] = [];
+      const timer = setTimeout(() => reject(new Error(`no banner: ${seen.join('\n')}`)), 15_000);
+      lines.on('line', (line) => {
+        seen.push(line);
+        if (line.includes('npx airlock call')) {
+          clearTimeout(timer);
+          resolveLines(seen);
+        }
+      });
+    });
+    url = banner[0]!.replace('airlock listening on ', '');
+  });
+
+  after(() => {
+    child.kill('SIGTERM');
+  });
+
+  it('prints where it listens on the first line, on loopback', () => {
+    assert.match(banner[0]!, /^airlock listening on http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(banner.some((line) => line.includes('/a2a/echo/.well-known/agent-card.json')));
+    assert.ok(banner.some((line) => line.startsWith('  curl -s ')));
+  });
+
+  it('generates the demo token into .airlock/demo-token with mode 0600 and never prints it', () => {
+    const path = join(dir, '.airlock', 'demo-token');
+    const token = readFileSync(path, 'utf8').trim();
+    assert.ok(token.length >= 32);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.ok(banner.every((line) => !line.includes(token)));
+  });
+
+  it('airlock call prints the reply and exits 0', () => {
+    const token = readFileSync(join(dir, '.airlock', 'demo-token'), 'utf8').trim();
+    const result = airlock(['call', `${url}/a2a/echo`, 'hello there'], { cwd: dir, env: { AIRLOCK_TOKEN: token } });
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout.trim(), 'hello there');
+  });
+
+  it('airlock call exits 3 when the agent asks for input, then answers on the task', () => {
+    const token = readFileSync(join(dir, '.airlock', 'demo-token'), 'utf8').trim();
+    const asked = airlock(['call', `${url}/a2a/writer`, 'ask me'], { cwd: dir, env: { AIRLOCK_TOKEN: token } });
+    assert.equal(asked.status, 3, asked.stderr);
+    const taskId = /task (\S+) input-required/.exec(asked.stderr)?.[1];
+    assert.ok(taskId);
+    const answered = airlock(['call', `${url}/a2a/writer`, 'lighthouses', '--task', taskId, '--stream'], {
+      cwd: dir,
+      env: { AIRLOCK_TOKEN: token },
+    });
+    assert.equal(answered.status, 0, answered.stderr);
+    assert.match(answered.stdout, /lighthouses/);
+  });
+
+  it('airlock call without a token exits 1 with a one-line reason', () => {
+    const result = airlock(['call', `${url}/a2a/echo`, 'hi'], { cwd: dir, env: { AIRLOCK_TOKEN: '' } });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^airlock: 401 unauthorized/);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+  });
+});
+
+describe('configuration errors', () => {
+  it('exit 1 with one line naming the bad key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-cfg-'));
+    writeFileSync(
+      join(dir, 'bad.yaml'),
+      'agents:\n  - slug: Bad Slug\n    name: x\n    description: y\n    skills: [{id: s, name: s, description: d}]\n    backend: {type: echo}\n',
+    );
+    const result = airlock(['serve', '--config', 'bad.yaml'], { cwd: dir });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^airlock: config: agents\[0\]\.slug: /);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+  });
+
+  it('refuse duplicate keys', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-cfg-'));
+    writeFileSync(join(dir, 'dup.yaml'), 'server: {}\nserver: {}\nagents: []\n');
+    const result = airlock(['serve', '--config', 'dup.yaml'], { cwd: dir });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^airlock: config: dup\.yaml line \d+: .*[Mm]ap keys must be unique/);
+  });
+
+  it('refuse a missing ${VAR}', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-cfg-'));
+    writeFileSync(
+      join(dir, 'env.yaml'),
+      'agents:\n  - slug: a\n    name: x\n    description: y\n    skills: [{id: s, name: s, description: d}]\n    backend: {type: echo}\nclients:\n  - {id: c, token: "${AIRLOCK_TEST_MISSING}", agents: [a]}\n',
+    );
+    const result = airlock(['serve', '--config', 'env.yaml'], { cwd: dir });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /clients\[0\]\.token: environment variable AIRLOCK_TEST_MISSING is not set/);
+  });
+});
