@@ -5,7 +5,16 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { rpc, rpcStream, startGateway, TOKEN_B, v03Message, v10Message, type TestGateway } from './helpers/gateway.js';
+import {
+  rpc,
+  rpcStream,
+  startGateway,
+  TOKEN_B,
+  TOKEN_C,
+  v03Message,
+  v10Message,
+  type TestGateway,
+} from './helpers/gateway.js';
 
 let gw: TestGateway;
 let echo: string;
@@ -44,6 +53,14 @@ describe('authentication', () => {
       body: '{}',
     });
     assert.equal(response.status, 401);
+  });
+
+  it('refuses a client that may not call this agent with 403, and admits it where it may', async () => {
+    const refused = await rpc(writer, 'message/send', { message: v03Message('hi') }, { token: TOKEN_C });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.status, 'PERMISSION_DENIED');
+    const admitted = await rpc(echo, 'message/send', { message: v03Message('hi') }, { token: TOKEN_C });
+    assert.equal(admitted.status, 200);
   });
 
   it('admits the right token', async () => {

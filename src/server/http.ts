@@ -163,10 +163,16 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     );
     if (!outcome.ok) {
       const status = outcome.status;
+      // An HTTP-level refusal, shaped like google.rpc.Status rather than JSON-RPC, so that
+      // clients report the 401/403 itself instead of a malformed JSON-RPC exchange.
       const error =
         status === 401
-          ? new A2AError('INVALID_REQUEST', 'Authentication required: send Authorization: Bearer <token>')
-          : new A2AError('INVALID_REQUEST', 'This client may not call this agent');
+          ? {
+              code: 401,
+              status: 'UNAUTHENTICATED',
+              message: 'Authentication required: send Authorization: Bearer <token>',
+            }
+          : { code: 403, status: 'PERMISSION_DENIED', message: 'This client may not call this agent' };
       const headers: Record<string, string> = { ...JSON_HEADERS, connection: 'close' };
       if (status === 401) headers['www-authenticate'] = 'Bearer realm="airlock"';
       logger.warn({
@@ -175,7 +181,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
         reason: outcome.reason,
       });
       res.writeHead(status, headers);
-      res.end(JSON.stringify(jsonRpcError(null, fallbackDialect(versionHeader).encodeError(error))));
+      res.end(JSON.stringify({ error }));
       req.resume();
       return;
     }

@@ -8,6 +8,8 @@ import { silentLogger } from '../../src/server/log.js';
 
 export const TOKEN_A = 'token-for-client-a-0123456789abcdef0123';
 export const TOKEN_B = 'token-for-client-b-0123456789abcdef0123';
+/** Client `c` may call `echo` only. */
+export const TOKEN_C = 'token-for-client-c-0123456789abcdef0123';
 
 export const DEFAULT_YAML = `
 server: { host: 127.0.0.1, port: 0, defaultAgent: echo }
@@ -31,6 +33,7 @@ agents:
 clients:
   - { id: a, token: "\${TOKEN_A}", agents: [echo, writer, tck] }
   - { id: b, token: "\${TOKEN_B}", agents: [echo, writer, tck] }
+  - { id: c, token: "\${TOKEN_C}", agents: [echo] }
 `;
 
 export interface TestGateway {
@@ -41,7 +44,7 @@ export interface TestGateway {
 }
 
 export async function startGateway(yaml = DEFAULT_YAML): Promise<TestGateway> {
-  const config = parseConfig(yaml, { TOKEN_A, TOKEN_B });
+  const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C });
   const gateway = createGateway(config, { logger: silentLogger });
   const url = await gateway.listen();
   return { url, gateway, config, close: () => gateway.close() };
