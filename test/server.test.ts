@@ -128,9 +128,10 @@ describe('agent cards', () => {
     assert.equal(second.status, 304);
   });
 
-  it('never puts a non-loopback Host header in a card', async () => {
-    const body = await new Promise<string>((resolve, reject) => {
-      const req = request(`${echo}/.well-known/agent-card.json`, { headers: { host: 'evil.example:443' } }, (res) => {
+  /** fetch() will not send a Host header of our choosing; node:http will. */
+  function cardWithHost(host: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const req = request(`${echo}/.well-known/agent-card.json`, { headers: { host } }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
@@ -139,22 +140,17 @@ describe('agent cards', () => {
       req.on('error', reject);
       req.end();
     });
+  }
+
+  it('never puts a non-loopback Host header in a card', async () => {
+    const body = await cardWithHost('evil.example:443');
     assert.doesNotMatch(body, /evil\.example/);
     assert.match(body, /http:\/\/127\.0\.0\.1:\d+\/a2a\/echo/);
   });
 
   it('uses a loopback Host header', async () => {
     const port = new URL(gw.url).port;
-    const body = await new Promise<string>((resolve, reject) => {
-      const req = request(`${echo}/.well-known/agent-card.json`, { headers: { host: `localhost:${port}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(text));
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const body = await cardWithHost(`localhost:${port}`);
     assert.match(body, new RegExp(`http://localhost:${port}/a2a/echo`));
   });
 

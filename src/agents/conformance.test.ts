@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import type { Message, Part } from '../protocol/model.js';
-import type { AgentBackend, AgentEvent, AgentTurn } from './backend.js';
+import { collect, fakeTurn } from '../../test/helpers/agent-turn.js';
+import type { Part } from '../protocol/model.js';
+import type { AgentEvent, AgentTurn } from './backend.js';
 import { createConformanceBackend } from './conformance.js';
 import { createBackend } from './registry.js';
 
@@ -18,33 +19,8 @@ interface TurnInit {
   signal?: AbortSignal;
 }
 
-function fakeTurn(messageId: string, init: TurnInit = {}): AgentTurn {
-  const parts = init.parts ?? [{ kind: 'text', text: init.text ?? 'TCK prerequisite task creation' }];
-  const message: Message = { messageId, role: 'user', parts };
-  return {
-    sessionId: 'a2a-test-session',
-    taskId: 'task-1',
-    contextId: 'ctx-1',
-    message,
-    task: {
-      id: 'task-1',
-      contextId: 'ctx-1',
-      status: {
-        state: init.resumed === true ? 'input-required' : 'submitted',
-        timestamp: new Date().toISOString(),
-      },
-      artifacts: [],
-      history: [message],
-    },
-    resumed: init.resumed ?? false,
-    signal: init.signal ?? new AbortController().signal,
-  };
-}
-
-async function collect(backend: AgentBackend, turn: AgentTurn): Promise<AgentEvent[]> {
-  const events: AgentEvent[] = [];
-  for await (const event of backend.run(turn)) events.push(event);
-  return events;
+function newTurn(messageId: string, init: TurnInit = {}): AgentTurn {
+  return fakeTurn({ messageId, text: 'TCK prerequisite task creation', ...init });
 }
 
 /** The session suffix the 1.0-dev TCK appends to every messageId (`tck_id`). */
@@ -147,30 +123,30 @@ describe('conformance backend: 1.0-dev scenarios by messageId prefix', () => {
 
   for (const [prefix, expected] of table) {
     it(`${prefix} → ${expected.map((event) => event.type).join(' → ')}`, async () => {
-      assert.deepEqual(await collect(backend, fakeTurn(`${prefix}-${RUN}`)), expected);
+      assert.deepEqual(await collect(backend, newTurn(`${prefix}-${RUN}`)), expected);
     });
   }
 
   it('matches the longest prefix: tck-artifact-file-url is not a tck-artifact-file', async () => {
-    const [first] = await collect(backend, fakeTurn(`tck-artifact-file-url-${RUN}`));
+    const [first] = await collect(backend, newTurn(`tck-artifact-file-url-${RUN}`));
     assert.ok(first?.type === 'artifact');
     assert.equal(first.artifact.parts[0]?.kind, 'url');
   });
 
   it('matches a bare prefix with no suffix', async () => {
-    assert.deepEqual(await collect(backend, fakeTurn('tck-stream-002')), [COMPLETED]);
+    assert.deepEqual(await collect(backend, newTurn('tck-stream-002')), [COMPLETED]);
   });
 
   it('names every artifact it emits', async () => {
     for (const [prefix] of table) {
-      for (const event of await collect(backend, fakeTurn(`${prefix}-${RUN}`))) {
+      for (const event of await collect(backend, newTurn(`${prefix}-${RUN}`))) {
         if (event.type === 'artifact') assert.ok(event.artifact.name, `${prefix} artifact has a name`);
       }
     }
   });
 
   it('sends file bytes as valid base64', async () => {
-    const [first] = await collect(backend, fakeTurn(`tck-artifact-file-${RUN}`));
+    const [first] = await collect(backend, newTurn(`tck-artifact-file-${RUN}`));
     assert.ok(first?.type === 'artifact');
     const part = first.artifact.parts[0];
     assert.ok(part?.kind === 'raw');
@@ -178,29 +154,29 @@ describe('conformance backend: 1.0-dev scenarios by messageId prefix', () => {
   });
 
   it('builds fresh events per turn', async () => {
-    const one = await collect(backend, fakeTurn(`tck-artifact-data-${RUN}`));
-    const two = await collect(backend, fakeTurn(`tck-artifact-data-${RUN}`));
+    const one = await collect(backend, newTurn(`tck-artifact-data-${RUN}`));
+    const two = await collect(backend, newTurn(`tck-artifact-data-${RUN}`));
     assert.deepEqual(one, two);
     assert.notEqual(one[0], two[0]);
   });
 
   it('keeps asking for input on a resumed tck-input-required turn (TCK resumes it twice)', async () => {
-    const events = await collect(backend, fakeTurn(`tck-input-required-${RUN}`, { resumed: true }));
+    const events = await collect(backend, newTurn(`tck-input-required-${RUN}`, { resumed: true }));
     assert.deepEqual(events, [{ type: 'input-required', question: 'Please provide input' }]);
   });
 
   it('completes a resumed task with a tck-complete-task follow-up', async () => {
-    const events = await collect(backend, fakeTurn(`tck-complete-task-${RUN}`, { resumed: true }));
+    const events = await collect(backend, newTurn(`tck-complete-task-${RUN}`, { resumed: true }));
     assert.deepEqual(events, [{ type: 'completed', text: 'Hello from TCK' }]);
   });
 
   it('echoes and completes any other tck- message', async () => {
-    const events = await collect(backend, fakeTurn(`tck-infer-ctx-${RUN}`, { text: 'Follow-up message' }));
+    const events = await collect(backend, newTurn(`tck-infer-ctx-${RUN}`, { text: 'Follow-up message' }));
     assert.deepEqual(events, [{ type: 'text', text: 'Follow-up message', last: true }, COMPLETED]);
   });
 
   it('echoes "(no text)" for a tck- message without text', async () => {
-    const turn = fakeTurn(`tck-dm-test-001-${RUN}`, { parts: [{ kind: 'data', data: { a: 1 } }] });
+    const turn = newTurn(`tck-dm-test-001-${RUN}`, { parts: [{ kind: 'data', data: { a: 1 } }] });
     assert.deepEqual(await collect(backend, turn), [{ type: 'completed', text: '(no text)' }]);
   });
 });
@@ -217,7 +193,7 @@ describe('conformance backend: 0.3.x messages stay open', () => {
 
   for (const messageId of v03Ids) {
     it(`${messageId} → working → input-required`, async () => {
-      const events = await collect(backend, fakeTurn(messageId, { text: 'Task for cancel test' }));
+      const events = await collect(backend, newTurn(messageId, { text: 'Task for cancel test' }));
       assert.equal(events.length, 2);
       assert.equal(events[0]?.type, 'working');
       const last = events[1];
@@ -228,7 +204,7 @@ describe('conformance backend: 0.3.x messages stay open', () => {
 
   it('stays open on every follow-up, so the suite can continue and cancel the task', async () => {
     for (let i = 1; i <= 3; i++) {
-      const turn = fakeTurn(`test-history-message-${i}-0b8e1f5c`, {
+      const turn = newTurn(`test-history-message-${i}-0b8e1f5c`, {
         resumed: true,
         text: `Follow-up ${i}`,
       });
@@ -242,7 +218,7 @@ describe('conformance backend: 0.3.x messages stay open', () => {
 
   it('uses no timer: a turn finishes at once', async () => {
     const startedAt = performance.now();
-    await collect(backend, fakeTurn('test-message-id-1'));
+    await collect(backend, newTurn('test-message-id-1'));
     assert.ok(performance.now() - startedAt < 50);
   });
 });
@@ -251,7 +227,7 @@ describe('conformance backend: resubscription hold and cancellation', () => {
   it('holds test-resubscribe tasks working for resubscribeHoldMs', async () => {
     const holdMs = 80;
     const backend = createConformanceBackend({ resubscribeHoldMs: holdMs });
-    const iterator = backend.run(fakeTurn('test-resubscribe-message-id-5e1d'))[Symbol.asyncIterator]();
+    const iterator = backend.run(newTurn('test-resubscribe-message-id-5e1d'))[Symbol.asyncIterator]();
     const first = await iterator.next();
     assert.equal(first.value?.type, 'working');
     const workingAt = performance.now();
@@ -264,7 +240,7 @@ describe('conformance backend: resubscription hold and cancellation', () => {
   it('defaults to a 4 s hold and ends within ~50 ms of an abort, without an outcome', async () => {
     const controller = new AbortController();
     const backend = createConformanceBackend();
-    const run = backend.run(fakeTurn('test-resubscribe-message-id-5e1d', { signal: controller.signal }));
+    const run = backend.run(newTurn('test-resubscribe-message-id-5e1d', { signal: controller.signal }));
     const iterator = run[Symbol.asyncIterator]();
     assert.equal((await iterator.next()).value?.type, 'working');
     const pending = iterator.next();
@@ -281,7 +257,7 @@ describe('conformance backend: resubscription hold and cancellation', () => {
     const controller = new AbortController();
     const backend = createConformanceBackend();
     const events: AgentEvent[] = [];
-    for await (const event of backend.run(fakeTurn(`tck-stream-001-${RUN}`, { signal: controller.signal }))) {
+    for await (const event of backend.run(newTurn(`tck-stream-001-${RUN}`, { signal: controller.signal }))) {
       events.push(event);
       controller.abort();
     }
@@ -293,14 +269,14 @@ describe('conformance backend: resubscription hold and cancellation', () => {
     controller.abort();
     const backend = createConformanceBackend();
     for (const messageId of [`tck-complete-task-${RUN}`, `tck-other-${RUN}`, 'test-message-id-1']) {
-      assert.deepEqual(await collect(backend, fakeTurn(messageId, { signal: controller.signal })), []);
+      assert.deepEqual(await collect(backend, newTurn(messageId, { signal: controller.signal })), []);
     }
   });
 
   it('is built from config with its hold', async () => {
     const backend = createBackend({ type: 'conformance', resubscribeHoldMs: 40 });
     const startedAt = performance.now();
-    const events = await collect(backend, fakeTurn('test-resubscribe-message-id-x'));
+    const events = await collect(backend, newTurn('test-resubscribe-message-id-x'));
     assert.deepEqual(
       events.map((event) => event.type),
       ['working', 'completed'],

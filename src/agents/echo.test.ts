@@ -1,43 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Message, Part } from '../protocol/model.js';
-import type { AgentBackend, AgentEvent, AgentTurn } from './backend.js';
+import type { Part } from '../protocol/model.js';
+import { collect, fakeTurn } from '../../test/helpers/agent-turn.js';
+import type { AgentEvent, AgentTurn } from './backend.js';
 import { createEchoBackend } from './echo.js';
 import { createBackend, type BackendConfig } from './registry.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake turn, as the executor bridge would build it, and a collector for a whole turn.
 
-function fakeTurn(parts: Part[], init: { signal?: AbortSignal; resumed?: boolean } = {}): AgentTurn {
-  const message: Message = {
-    messageId: 'm-echo-1',
-    role: 'user',
-    parts,
-    contextId: 'ctx-1',
-    taskId: 'task-1',
-  };
-  return {
-    sessionId: 'a2a-test-session',
-    taskId: 'task-1',
-    contextId: 'ctx-1',
-    message,
-    task: {
-      id: 'task-1',
-      contextId: 'ctx-1',
-      status: { state: 'working', timestamp: new Date().toISOString() },
-      artifacts: [],
-      history: [message],
-    },
-    resumed: init.resumed ?? false,
-    signal: init.signal ?? new AbortController().signal,
-  };
-}
-
-async function collect(backend: AgentBackend, turn: AgentTurn): Promise<AgentEvent[]> {
-  const events: AgentEvent[] = [];
-  for await (const event of backend.run(turn)) events.push(event);
-  return events;
+function newTurn(parts: Part[], init: { signal?: AbortSignal; resumed?: boolean } = {}): AgentTurn {
+  return fakeTurn({ messageId: 'm-echo-1', parts, ...init });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -48,12 +22,12 @@ describe('echo backend', () => {
   });
 
   it('replies with the caller text as one last chunk, then completes', async () => {
-    const events = await collect(createEchoBackend(), fakeTurn([{ kind: 'text', text: 'hello there' }]));
+    const events = await collect(createEchoBackend(), newTurn([{ kind: 'text', text: 'hello there' }]));
     assert.deepEqual(events, [{ type: 'text', text: 'hello there', last: true }, { type: 'completed' }]);
   });
 
   it('joins several text parts with newlines and ignores other parts', async () => {
-    const turn = fakeTurn([
+    const turn = newTurn([
       { kind: 'text', text: 'one' },
       { kind: 'data', data: { ignored: true } },
       { kind: 'text', text: 'two' },
@@ -63,25 +37,25 @@ describe('echo backend', () => {
   });
 
   it('completes with "(no text)" when the message has no text parts', async () => {
-    const turn = fakeTurn([{ kind: 'url', url: 'https://example.com/a.png', mediaType: 'image/png' }]);
+    const turn = newTurn([{ kind: 'url', url: 'https://example.com/a.png', mediaType: 'image/png' }]);
     assert.deepEqual(await collect(createEchoBackend(), turn), [{ type: 'completed', text: '(no text)' }]);
   });
 
   it('treats an empty text part as no text', async () => {
-    const turn = fakeTurn([{ kind: 'text', text: '' }]);
+    const turn = newTurn([{ kind: 'text', text: '' }]);
     assert.deepEqual(await collect(createEchoBackend(), turn), [{ type: 'completed', text: '(no text)' }]);
   });
 
   it('yields nothing when the turn is already aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    const turn = fakeTurn([{ kind: 'text', text: 'hi' }], { signal: controller.signal });
+    const turn = newTurn([{ kind: 'text', text: 'hi' }], { signal: controller.signal });
     assert.deepEqual(await collect(createEchoBackend(), turn), []);
   });
 
   it('yields no outcome when aborted after the chunk', async () => {
     const controller = new AbortController();
-    const turn = fakeTurn([{ kind: 'text', text: 'hi' }], { signal: controller.signal });
+    const turn = newTurn([{ kind: 'text', text: 'hi' }], { signal: controller.signal });
     const events: AgentEvent[] = [];
     for await (const event of createEchoBackend().run(turn)) {
       events.push(event);
@@ -92,9 +66,9 @@ describe('echo backend', () => {
 
   it('serves many turns independently (shared events are never mutated)', async () => {
     const backend = createEchoBackend();
-    const first = await collect(backend, fakeTurn([]));
-    const second = await collect(backend, fakeTurn([{ kind: 'text', text: 'x' }]));
-    const third = await collect(backend, fakeTurn([]));
+    const first = await collect(backend, newTurn([]));
+    const second = await collect(backend, newTurn([{ kind: 'text', text: 'x' }]));
+    const third = await collect(backend, newTurn([]));
     assert.deepEqual(first, third);
     assert.deepEqual(second, [{ type: 'text', text: 'x', last: true }, { type: 'completed' }]);
   });
@@ -110,7 +84,7 @@ describe('backend registry', () => {
   });
 
   it('builds a working echo backend from config', async () => {
-    const events = await collect(createBackend({ type: 'echo' }), fakeTurn([{ kind: 'text', text: 'cfg' }]));
+    const events = await collect(createBackend({ type: 'echo' }), newTurn([{ kind: 'text', text: 'cfg' }]));
     assert.deepEqual(events, [{ type: 'text', text: 'cfg', last: true }, { type: 'completed' }]);
   });
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import type { Message } from '../protocol/model.js';
+import { fakeTurn } from '../../test/helpers/agent-turn.js';
 import type { AgentBackend, AgentEvent, AgentTurn } from './backend.js';
 import { createBackend } from './registry.js';
 import { createWriterBackend } from './writer.js';
@@ -11,30 +11,8 @@ import { createWriterBackend } from './writer.js';
 // ---------------------------------------------------------------------------------------------
 // A fake turn, as the executor bridge would build it, and collectors for a whole turn.
 
-function fakeTurn(text: string, init: { signal?: AbortSignal; resumed?: boolean } = {}): AgentTurn {
-  const message: Message = {
-    messageId: 'm-writer-1',
-    role: 'user',
-    parts: [{ kind: 'text', text }],
-  };
-  return {
-    sessionId: 'a2a-test-session',
-    taskId: 'task-1',
-    contextId: 'ctx-1',
-    message,
-    task: {
-      id: 'task-1',
-      contextId: 'ctx-1',
-      status: {
-        state: init.resumed === true ? 'input-required' : 'submitted',
-        timestamp: new Date().toISOString(),
-      },
-      artifacts: [],
-      history: [message],
-    },
-    resumed: init.resumed ?? false,
-    signal: init.signal ?? new AbortController().signal,
-  };
+function newTurn(text: string, init: { signal?: AbortSignal; resumed?: boolean } = {}): AgentTurn {
+  return fakeTurn({ messageId: 'm-writer-1', text, ...init });
 }
 
 interface Timed {
@@ -80,14 +58,14 @@ describe('writer backend', () => {
   });
 
   it('streams at least five chunks about the caller text, then completes', async () => {
-    const events = await collect(createWriterBackend({ chunkDelayMs: 0 }), fakeTurn('lighthouses'));
+    const events = await collect(createWriterBackend({ chunkDelayMs: 0 }), newTurn('lighthouses'));
     const reply = assertWrittenReply(events);
     assert.match(reply, /lighthouses/);
   });
 
   it('spaces chunks chunkDelayMs apart', async () => {
     const chunkDelayMs = 30;
-    const timed = await collectTimed(createWriterBackend({ chunkDelayMs }), fakeTurn('tides'));
+    const timed = await collectTimed(createWriterBackend({ chunkDelayMs }), newTurn('tides'));
     const chunkTimes = timed.filter((t) => t.event.type === 'text').map((t) => t.at);
     assert.ok(chunkTimes.length >= 5);
     for (let i = 1; i < chunkTimes.length; i++) {
@@ -100,7 +78,7 @@ describe('writer backend', () => {
   });
 
   it('defaults to 20 ms between chunks', async () => {
-    const timed = await collectTimed(createWriterBackend(), fakeTurn('defaults'));
+    const timed = await collectTimed(createWriterBackend(), newTurn('defaults'));
     const chunkTimes = timed.filter((t) => t.event.type === 'text').map((t) => t.at);
     const total = (chunkTimes.at(-1) ?? 0) - (chunkTimes[0] ?? 0);
     assert.ok(total >= 20 * (chunkTimes.length - 1) - 4, `total ${total.toFixed(1)} ms`);
@@ -109,46 +87,46 @@ describe('writer backend', () => {
   it('asks what to write about when told exactly "ask me" (trimmed)', async () => {
     const backend = createWriterBackend({ chunkDelayMs: 0 });
     const expected: AgentEvent[] = [{ type: 'input-required', question: 'What should I write about?' }];
-    assert.deepEqual(await collect(backend, fakeTurn('ask me')), expected);
-    assert.deepEqual(await collect(backend, fakeTurn('  ask me\n')), expected);
+    assert.deepEqual(await collect(backend, newTurn('ask me')), expected);
+    assert.deepEqual(await collect(backend, newTurn('  ask me\n')), expected);
   });
 
   it('does not ask for other casings or longer texts', async () => {
     const backend = createWriterBackend({ chunkDelayMs: 0 });
-    assertWrittenReply(await collect(backend, fakeTurn('Ask me')));
-    assertWrittenReply(await collect(backend, fakeTurn('ask me anything')));
+    assertWrittenReply(await collect(backend, newTurn('Ask me')));
+    assertWrittenReply(await collect(backend, newTurn('ask me anything')));
   });
 
   it('writes about the answer when the task is resumed', async () => {
     const backend = createWriterBackend({ chunkDelayMs: 0 });
-    const asked = await collect(backend, fakeTurn('ask me'));
+    const asked = await collect(backend, newTurn('ask me'));
     assert.equal(asked[0]?.type, 'input-required');
-    const reply = assertWrittenReply(await collect(backend, fakeTurn('the northern lights', { resumed: true })));
+    const reply = assertWrittenReply(await collect(backend, newTurn('the northern lights', { resumed: true })));
     assert.match(reply, /the northern lights/);
   });
 
   it('writes (rather than asking again) when the answer itself is "ask me"', async () => {
     const reply = assertWrittenReply(
-      await collect(createWriterBackend({ chunkDelayMs: 0 }), fakeTurn('ask me', { resumed: true })),
+      await collect(createWriterBackend({ chunkDelayMs: 0 }), newTurn('ask me', { resumed: true })),
     );
     assert.match(reply, /ask me/);
   });
 
   it('keeps the reply short whatever the subject length', async () => {
     const reply = assertWrittenReply(
-      await collect(createWriterBackend({ chunkDelayMs: 0 }), fakeTurn('x'.repeat(10_000))),
+      await collect(createWriterBackend({ chunkDelayMs: 0 }), newTurn('x'.repeat(10_000))),
     );
     assert.ok(reply.length < 600, `reply was ${reply.length} chars`);
   });
 
   it('writes about something when the message has no text', async () => {
-    assertWrittenReply(await collect(createWriterBackend({ chunkDelayMs: 0 }), fakeTurn('   ')));
+    assertWrittenReply(await collect(createWriterBackend({ chunkDelayMs: 0 }), newTurn('   ')));
   });
 
   it('ends within ~50 ms of an abort mid-stream, without an outcome', async () => {
     const controller = new AbortController();
     const backend = createWriterBackend({ chunkDelayMs: 1000 });
-    const iterator = backend.run(fakeTurn('slow things', { signal: controller.signal }))[Symbol.asyncIterator]();
+    const iterator = backend.run(newTurn('slow things', { signal: controller.signal }))[Symbol.asyncIterator]();
     const seen: AgentEvent[] = [];
     for (;;) {
       const next = await iterator.next();
@@ -173,11 +151,11 @@ describe('writer backend', () => {
   it('yields nothing when the turn is already aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    assert.deepEqual(await collect(createWriterBackend(), fakeTurn('late', { signal: controller.signal })), []);
+    assert.deepEqual(await collect(createWriterBackend(), newTurn('late', { signal: controller.signal })), []);
   });
 
   it('is built from config with its chunk delay', async () => {
-    const timed = await collectTimed(createBackend({ type: 'writer', chunkDelayMs: 25 }), fakeTurn('config'));
+    const timed = await collectTimed(createBackend({ type: 'writer', chunkDelayMs: 25 }), newTurn('config'));
     const chunkTimes = timed.filter((t) => t.event.type === 'text').map((t) => t.at);
     const total = (chunkTimes.at(-1) ?? 0) - (chunkTimes[0] ?? 0);
     assert.ok(total >= 25 * (chunkTimes.length - 1) - 4, `total ${total.toFixed(1)} ms`);
