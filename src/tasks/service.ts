@@ -56,8 +56,10 @@ interface LiveTask {
   owner: string;
   task: Task;
   controller: AbortController;
-  /** Store writes, chained so they land in order. */
+  /** Store writes, chained so they land in order. Rejects while the newest write failed. */
   writes: Promise<void>;
+  /** A write is queued and has not started: it will take whatever `task` is then. */
+  writeQueued: boolean;
   /** The id of the artifact text chunks go to, once the first chunk arrived. */
   replyArtifactId?: string;
 }
@@ -86,7 +88,6 @@ export class TaskService {
     const historyLength = params.configuration.historyLength;
     if (params.configuration.returnImmediately) {
       const snapshot = live.task;
-      await live.writes;
       void this.#drive(live, first, ctx);
       return { kind: 'task', task: withHistory(snapshot, historyLength) };
     }
@@ -108,7 +109,6 @@ export class TaskService {
     const { live, first } = started;
     const queue = this.#follow(live.task.id);
     queue.first({ kind: 'task', task: withHistory(live.task, params.configuration.historyLength) });
-    await live.writes;
     void this.#drive(live, first, ctx);
     return queue.events;
   }
@@ -219,8 +219,12 @@ export class TaskService {
     const live = resuming ? await this.#resume(owner, incoming) : this.#create(owner, incoming);
     const task = live.task;
     const userMessage = task.history[task.history.length - 1] as Message;
+    let sessionId: string | undefined;
     const turn: AgentTurn = {
-      sessionId: deriveSessionId(ctx.principalKey, ctx.agentSlug, task.contextId),
+      // Derived on first use: most turns of simple backends never ask for it.
+      get sessionId() {
+        return (sessionId ??= deriveSessionId(ctx.principalKey, ctx.agentSlug, task.contextId));
+      },
       taskId: task.id,
       contextId: task.contextId,
       message: userMessage,
@@ -232,7 +236,7 @@ export class TaskService {
     liveIterators.set(live, iterator);
 
     if (params.configuration.returnImmediately) {
-      this.#commit(live, task);
+      await this.#acknowledge(live, iterator);
       return { kind: 'task', live, first: undefined };
     }
     let first: IteratorResult<AgentEvent>;
@@ -255,8 +259,28 @@ export class TaskService {
         },
       };
     }
-    this.#commit(live, task);
+    await this.#acknowledge(live, iterator);
     return { kind: 'task', live, first };
+  }
+
+  /**
+   * Stores the task before anyone hears of it. If the store refuses (full, or down), the
+   * turn is abandoned and the caller gets the store's error instead of a task id that
+   * leads nowhere.
+   */
+  async #acknowledge(live: LiveTask, iterator: AsyncIterator<AgentEvent>): Promise<void> {
+    this.#commit(live, live.task);
+    try {
+      await live.writes;
+    } catch (error) {
+      live.controller.abort(new Error('task could not be stored'));
+      this.#release(live);
+      liveIterators.delete(live);
+      void Promise.resolve(iterator.return?.()).catch(() => undefined);
+      throw error instanceof A2AError
+        ? error
+        : new A2AError('INTERNAL', 'The task could not be stored; try again later');
+    }
   }
 
   #create(owner: string, incoming: Message): LiveTask {
@@ -302,7 +326,13 @@ export class TaskService {
   }
 
   #register(owner: string, task: Task): LiveTask {
-    const live: LiveTask = { owner, task, controller: new AbortController(), writes: Promise.resolve() };
+    const live: LiveTask = {
+      owner,
+      task,
+      controller: new AbortController(),
+      writes: Promise.resolve(),
+      writeQueued: false,
+    };
     this.#live.set(task.id, live);
     return live;
   }
@@ -335,6 +365,9 @@ export class TaskService {
     } finally {
       this.#release(live);
       liveIterators.delete(live);
+      live.writes.catch((error: unknown) => {
+        this.#log('error', 'task_store_write_failed', { taskId: live.task.id, error: describe(error) });
+      });
       // Let the generator run its `finally` blocks; it may already be finished.
       void Promise.resolve(iterator.return?.()).catch(() => undefined);
     }
@@ -442,17 +475,22 @@ export class TaskService {
     return { ...task, status, history };
   }
 
-  /** Makes `task` the newest state now, and queues its durable write behind earlier ones. */
+  /**
+   * Makes `task` the newest state now, and queues its durable write behind earlier ones.
+   * Changes that arrive while a write is queued ride along with it: the store sees the
+   * newest state in order, with one write per burst instead of one per chunk.
+   */
   #commit(live: LiveTask, task: Task): void {
     live.task = task;
-    const owner = live.owner;
-    live.writes = live.writes.then(
-      () => this.#store.put(owner, task),
-      () => this.#store.put(owner, task),
-    );
-    live.writes.catch((error: unknown) => {
-      this.#log('error', 'task_store_write_failed', { taskId: task.id, error: describe(error) });
-    });
+    if (live.writeQueued) return;
+    live.writeQueued = true;
+    const write = (): Promise<void> => {
+      live.writeQueued = false;
+      return this.#store.put(live.owner, live.task);
+    };
+    live.writes = live.writes.then(write, write);
+    // Observed by whoever awaits `writes`; this only keeps a failure from going unhandled.
+    live.writes.catch(() => undefined);
   }
 
   /** Resolves when the live task reaches a terminal or interrupted state. */
