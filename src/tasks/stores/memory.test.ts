@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { A2AError } from '../../protocol/errors.js';
-import { TASK_STATES } from '../../protocol/model.js';
+import { TASK_STATES, isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskQuery } from '../store.js';
 import { MemoryTaskStore } from './memory.js';
@@ -152,6 +152,42 @@ describe('MemoryTaskStore get/put', () => {
     await store.put('alice', done);
     assert.equal(await store.get('alice', 't1'), done);
     assert.equal(store.size, 1);
+  });
+
+  test('a replacement with an unchanged status (a new artifact) is what get and list return', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1', at: 7 }));
+    const withArtifact: Task = {
+      ...makeTask({ id: 't1', at: 7 }),
+      artifacts: [{ artifactId: 'a1', parts: [{ kind: 'text', text: 'chunk' }] }],
+    };
+    await store.put('alice', withArtifact);
+    assert.equal(await store.get('alice', 't1'), withArtifact);
+    for (const query of [
+      {},
+      { status: 'working' as const },
+      { contextId: 'ctx-1' },
+      { contextId: 'ctx-1', status: 'working' as const },
+    ]) {
+      const page = await store.list('alice', { pageSize: 10, ...query });
+      assert.equal(page.tasks.length, 1);
+      assert.equal(page.tasks[0], withArtifact);
+    }
+  });
+
+  test('a task put again under another context moves to that context’s listings', async () => {
+    const { store } = makeStore();
+    await store.put('alice', makeTask({ id: 't1', contextId: 'c1', at: 1 }));
+    await store.put('alice', makeTask({ id: 't1', contextId: 'c2', at: 1 }));
+    assert.deepEqual(await store.list('alice', { pageSize: 10, contextId: 'c1' }), {
+      tasks: [],
+      nextPageToken: '',
+      totalSize: 0,
+    });
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10, contextId: 'c2', status: 'working' })).tasks), [
+      't1',
+    ]);
+    assert.deepEqual(ids((await store.list('alice', { pageSize: 10 })).tasks), ['t1']);
   });
 
   test('putting an existing id under another owner throws and leaves the task alone', async () => {
@@ -479,6 +515,47 @@ describe('MemoryTaskStore eviction', () => {
     assert.ok(elapsedMs < 2_000, `took ${Math.round(elapsedMs)} ms`);
   });
 
+  test('replacing tasks at the cap is cheap: 50k replacement puts of fresh tasks in a full 10k store', async () => {
+    // The service puts a task 2–4 times as its status and artifacts change. A replacement
+    // used to delete and re-set its id in a 10k-entry Map and drop and recreate indexes;
+    // V8 keeps deleted Map keys as tombstones, which made each put cost tens of µs.
+    const { store } = makeStore({ maxTasks: 10_000 });
+    for (let i = 0; i < 10_000; i++) {
+      await store.put('alice', makeTask({ id: `old${i}`, contextId: `old-c${i}`, state: 'completed', at: i }));
+    }
+    // Built up front so that the timing is the store's. Each fresh task (in its own context,
+    // like message/send without a contextId) is new at the cap, so it evicts the oldest
+    // finished one, then gets three replacements: a new state, an artifact (same status),
+    // and its final state.
+    const cycles = 16_667;
+    const tasks: Task[] = [];
+    for (let i = 0; i < cycles; i++) {
+      const at = 10_000 + 3 * i;
+      const spec = { id: `t${i}`, contextId: `c${i}` };
+      tasks.push(
+        makeTask({ ...spec, state: 'submitted', at }),
+        makeTask({ ...spec, state: 'working', at: at + 1 }),
+        makeTask({ ...spec, state: 'working', at: at + 1 }),
+        makeTask({ ...spec, state: 'completed', at: at + 2 }),
+      );
+    }
+    const started = performance.now();
+    for (const task of tasks) await store.put('alice', task);
+    const elapsedMs = performance.now() - started;
+    assert.equal(store.size, 10_000);
+    const count = async (query: Omit<TaskQuery, 'pageSize'>): Promise<number> =>
+      (await store.list('alice', { pageSize: 1, ...query })).totalSize;
+    assert.equal(await count({}), 10_000);
+    assert.equal(await count({ status: 'completed' }), 10_000);
+    assert.equal(await count({ status: 'working' }), 0);
+    assert.equal(await count({ status: 'submitted' }), 0);
+    assert.equal(await count({ contextId: 'old-c9999' }), 0, 'evicted tasks leave their context');
+    assert.equal(await count({ contextId: `c${cycles - 1}`, status: 'completed' }), 1);
+    assert.equal(await count({ contextId: `c${cycles - 1}`, status: 'working' }), 0);
+    // About 0.3 s here; about 2.5 s before replacements were done in place.
+    assert.ok(elapsedMs < 1_500, `${tasks.length} puts took ${Math.round(elapsedMs)} ms`);
+  });
+
   test('listing costs a page, not the store: 10k pages of a 10k-task owner', async () => {
     const { store } = makeStore();
     for (let i = 0; i < 10_000; i++) {
@@ -491,6 +568,121 @@ describe('MemoryTaskStore eviction', () => {
     }
     const elapsedMs = performance.now() - started;
     assert.ok(elapsedMs < 2_000, `took ${Math.round(elapsedMs)} ms`);
+  });
+});
+
+describe('MemoryTaskStore against a model with eviction and expiry', () => {
+  /** The store's rules, the obvious way: every row remembers when it was last put, and in what order. */
+  interface Row {
+    owner: string;
+    task: Task;
+    touchedMs: number;
+    seq: number;
+  }
+
+  const MAX_TASKS = 6;
+  const TTL_MS = 25;
+
+  type Op =
+    | { kind: 'put'; advanceMs: number; owner: string; task: Task }
+    | { kind: 'list'; advanceMs: number; owner: string; query: TaskQuery };
+
+  // Small pools, so that each of these happens hundreds of times in 300 runs: replacements
+  // with an unchanged status, a new timestamp, a new state, both, or (rarely, as a task keeps
+  // its context) a new context; evictions of finished and of expired tasks; expiry on put and
+  // on list; and a full store refusing a new task.
+  const densePut = fc
+    .record({
+      owner: fc.constantFrom('alice', 'bob'),
+      n: fc.integer({ min: 0, max: 4 }),
+      movesContext: fc.integer({ min: 0, max: 3 }).map((roll) => roll === 0),
+      otherContext: fc.constantFrom('c1', 'c2'),
+      state: fc.oneof(
+        { arbitrary: fc.constantFrom<TaskState>('working', 'completed'), weight: 3 },
+        { arbitrary: fc.constantFrom(...TASK_STATES), weight: 1 },
+      ),
+      at: fc.integer({ min: 0, max: 3 }).map((step) => step * 1000),
+    })
+    .map(({ owner, n, movesContext, otherContext, ...rest }) => {
+      const contextId = movesContext ? otherContext : `c${(n % 2) + 1}`;
+      return { owner, task: makeTask({ id: `${owner}-${n}`, contextId, ...rest }) };
+    });
+  const denseQuery = fc.record(
+    {
+      owner: fc.constantFrom('alice', 'bob'),
+      contextId: fc.constantFrom('c1', 'c2'),
+      status: fc.constantFrom(...TASK_STATES),
+      statusTimestampAfter: fc.integer({ min: 0, max: 4 }).map((step) => BASE_MS + step * 1000),
+      pageSize: fc.integer({ min: 1, max: 4 }),
+    },
+    { requiredKeys: ['owner', 'pageSize'] },
+  );
+  const advance = fc.integer({ min: 0, max: 3 });
+  const opArbitrary: fc.Arbitrary<Op> = fc
+    .oneof(
+      { arbitrary: fc.record({ advanceMs: advance, put: densePut }), weight: 3 },
+      { arbitrary: fc.record({ advanceMs: advance, query: denseQuery }), weight: 1 },
+    )
+    .map((op): Op => {
+      if ('put' in op) return { kind: 'put', advanceMs: op.advanceMs, ...op.put };
+      const { owner, ...query } = op.query;
+      return { kind: 'list', advanceMs: op.advanceMs, owner, query };
+    });
+
+  test('property: puts, evictions, expiry and lists agree with the model at every step', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArbitrary, { maxLength: 80, size: 'max' }), async (ops) => {
+        const { store, clock } = makeStore({ maxTasks: MAX_TASKS, taskTtlMs: TTL_MS });
+        const rows = new Map<string, Row>();
+        let seq = 0;
+        const expired = (row: Row): boolean => clock.ms - row.touchedMs >= TTL_MS;
+        const oldest = (rowsOf: Iterable<Row>): Row | undefined => {
+          let found: Row | undefined;
+          for (const row of rowsOf) if (found === undefined || row.seq < found.seq) found = row;
+          return found;
+        };
+        for (const op of ops) {
+          clock.ms += op.advanceMs;
+          if (op.kind === 'list') {
+            for (const [id, row] of rows) if (expired(row)) rows.delete(id);
+            const model: Model = new Map([...rows].map(([id, { owner, task }]) => [id, { owner, task }]));
+            const expected = expectedList(model, op.owner, op.query);
+            const page = await store.list(op.owner, op.query);
+            assert.deepEqual(ids(page.tasks), ids(expected.slice(0, op.query.pageSize)));
+            assert.equal(page.totalSize, expected.length);
+            assert.deepEqual(ids(await walk(store, op.owner, op.query)), ids(expected));
+          } else {
+            const { owner, task } = op;
+            const existing = rows.get(task.id);
+            if (existing !== undefined && expired(existing)) rows.delete(task.id);
+            let full = false;
+            if (!rows.has(task.id)) {
+              while (rows.size >= MAX_TASKS) {
+                const finished = oldest([...rows.values()].filter((row) => isTerminalState(row.task.status.state)));
+                const stale = oldest(rows.values());
+                const victim = finished ?? (stale !== undefined && expired(stale) ? stale : undefined);
+                if (victim === undefined) {
+                  full = true;
+                  break;
+                }
+                rows.delete(victim.task.id);
+              }
+            }
+            if (full) {
+              await assert.rejects(store.put(owner, task), (error) => assertA2AError(error, 'INTERNAL'));
+            } else {
+              await store.put(owner, task);
+              rows.set(task.id, { owner, task, touchedMs: clock.ms, seq: seq++ });
+            }
+          }
+          assert.equal(store.size, rows.size);
+        }
+        for (const [id, row] of rows) {
+          assert.equal(await store.get(row.owner, id), expired(row) ? undefined : row.task);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

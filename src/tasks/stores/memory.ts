@@ -8,10 +8,21 @@
  * - `terminal`, a linked list of finished tasks in update order, makes eviction O(1): the
  *   victim is its head. (A `Map` used as a queue is not O(1) in V8: deleting from its front
  *   leaves holes that every later `keys().next()` walks over until the table is rehashed.)
- * - `indexes`, one ordered index per (owner, contextId?, status?) combination, so that every
- *   ListTasks filter combination is answered by exactly one index that holds only matching
- *   tasks: a page is a binary search plus the page itself, and `totalSize` is a rank query.
- *   Nothing ever scans or sorts the whole store.
+ * - `indexes`, per owner: one ordered index per (contextId?, status?) filter combination
+ *   ({@link OwnerIndexes}), so that every ListTasks filter combination is answered by exactly
+ *   one index that holds only matching tasks: a page is a binary search plus the page itself,
+ *   and `totalSize` is a rank query. Nothing ever scans or sorts the whole store.
+ *
+ * A put of an existing task (the service puts each task several times as its status and
+ * artifacts change) updates it in place, and that is the hot path. Each task id has one
+ * {@link Entry} for its whole life: `entries` is written once when the task arrives and deleted
+ * once when it leaves. V8 keeps a deleted Map key as a tombstone until the table is rehashed,
+ * so deleting and re-setting the same key on every update made lookups in a large Map walk
+ * thousands of dead slots. For the same reason indexes are only dropped when a task leaves
+ * the store (eviction, expiry) or its context (which the task service never changes), never
+ * because a replacement empties one for a moment, and a replacement does only the index work
+ * its change needs: none for a new artifact (same status), a reposition for a new timestamp,
+ * a move between the per-state indexes for a new state.
  *
  * @example
  * ```ts
@@ -65,11 +76,13 @@ const MAX_PAGE_SIZE = 100;
  * A bounded in-memory {@link TaskStore}. See the module comment for the data layout.
  *
  * Complexity (n = tasks in the store, k = tasks in the queried index, p = page size,
- * B = index chunk size, 256): `get` O(1); `put` O(log n + B) for its four index updates
- * (O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction of the
- * same cost; `list` O(log k + p), plus O(k/B) to count `totalSize` when
- * `statusTimestampAfter` is set, plus dropping tasks that expired since the last sweep
- * (amortised O(1) each: every task is dropped at most once); `sweep` O(dropped).
+ * B = index chunk size, 256): `get` O(1); `put` of a new task O(log n + B) for its four index
+ * insertions (O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction
+ * of the same cost; `put` of an existing task O(1) when its status is unchanged, otherwise
+ * O(log n + B) for the indexes its new timestamp or state moves it in; `list` O(log k + p),
+ * plus O(k/B) to count `totalSize` when `statusTimestampAfter` is set, plus dropping tasks
+ * that expired since the last sweep (amortised O(1) each: every task is dropped at most
+ * once); `sweep` O(dropped).
  *
  * @example
  * ```ts
@@ -86,8 +99,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly entries = new Map<string, Entry>();
   private readonly touched = new LinkedList<Entry>();
   private readonly terminal = new LinkedList<Entry>();
-  /** Owner → filter key (see {@link filterKey}) → the owner's tasks matching that filter. */
-  private readonly indexes = new Map<string, Map<string, SortedIndex<Entry>>>();
+  /** Owner → that owner's indexes; an owner is here exactly while it has a task in the store. */
+  private readonly indexes = new Map<string, OwnerIndexes>();
   private lastClockMs = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;
 
@@ -131,11 +144,15 @@ export class MemoryTaskStore implements TaskStore {
       // Deliberately vague: the message may be logged, and owner keys are principals.
       throw new Error('MemoryTaskStore: a task id cannot move to another owner');
     }
-    // Built before anything is removed, so that a bad timestamp leaves the store unchanged.
-    const entry = createEntry(owner, task, nowMs);
-    if (existing !== undefined) this.detach(existing);
-    else this.makeRoom(nowMs);
-    this.attach(entry);
+    // Parsed before anything changes, so that a bad timestamp leaves the store unchanged.
+    const statusMs = statusMsOf(task);
+    if (existing !== undefined) {
+      this.replace(existing, task, statusMs, nowMs);
+    } else {
+      // Room first: an eviction may drop this owner's or this context's indexes.
+      this.makeRoom(nowMs);
+      this.attach(owner, task, statusMs, nowMs);
+    }
   }
 
   /**
@@ -169,7 +186,8 @@ export class MemoryTaskStore implements TaskStore {
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     // Drop everything expired first so that neither the page nor totalSize counts it.
     this.dropExpired(this.clock(), Number.POSITIVE_INFINITY);
-    const index = this.indexes.get(owner)?.get(filterKey(query.contextId, query.status));
+    const index = this.indexFor(owner, query.contextId, query.status);
+    // An index may be empty (a state every task has left): it reads like a missing one.
     if (index === undefined) return { tasks: [], nextPageToken: '', totalSize: 0 };
     return readPage(index, query.pageSize, query.statusTimestampAfter, cursor);
   }
@@ -222,6 +240,17 @@ export class MemoryTaskStore implements TaskStore {
     return undefined;
   }
 
+  /** The one index that answers a ListTasks filter combination, if the owner has it. */
+  private indexFor(
+    owner: string,
+    contextId: string | undefined,
+    state: TaskState | undefined,
+  ): SortedIndex<Entry> | undefined {
+    const owned = this.indexes.get(owner);
+    const group = contextId === undefined ? owned : owned?.byContext.get(contextId);
+    return state === undefined ? group?.all : group?.byState.get(state);
+  }
+
   /** Evicts until a new task fits: finished tasks first (least recently updated), then expired ones. */
   private makeRoom(nowMs: number): void {
     while (this.entries.size >= this.maxTasks) {
@@ -247,107 +276,185 @@ export class MemoryTaskStore implements TaskStore {
     return dropped;
   }
 
-  private attach(entry: Entry): void {
-    this.entries.set(entry.id, entry);
-    entry.touchedNode = this.touched.append(entry);
-    if (isTerminalState(entry.state)) entry.terminalNode = this.terminal.append(entry);
-    const owned = this.ownerIndexes(entry.owner);
-    for (const key of entry.filterKeys) indexIn(owned, key).insert(entry);
-  }
-
-  private detach(entry: Entry): void {
-    this.entries.delete(entry.id);
-    if (entry.touchedNode !== undefined) this.touched.unlink(entry.touchedNode);
-    if (entry.terminalNode !== undefined) this.terminal.unlink(entry.terminalNode);
-    // Cleared so that a second detach could not unlink a node that is no longer in a list.
-    entry.touchedNode = undefined;
-    entry.terminalNode = undefined;
-    const owned = this.indexes.get(entry.owner);
-    if (owned === undefined) throw new Error('MemoryTaskStore: indexes missing for a stored task');
-    for (const key of entry.filterKeys) removeFromIndex(owned, key, entry);
-    if (owned.size === 0) this.indexes.delete(entry.owner);
-  }
-
-  private ownerIndexes(owner: string): Map<string, SortedIndex<Entry>> {
+  /** Stores a task whose id is not in the store. */
+  private attach(owner: string, task: Task, statusMs: number, nowMs: number): void {
     let owned = this.indexes.get(owner);
     if (owned === undefined) {
-      owned = new Map();
+      owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
       this.indexes.set(owner, owned);
     }
-    return owned;
+    const entry = new Entry(owner, task, statusMs, nowMs, owned, contextGroup(owned, task.contextId));
+    this.entries.set(entry.id, entry);
+    this.touched.append(entry.touchedNode);
+    if (isTerminalState(entry.state)) this.terminal.append(entry.terminalNode);
+    addToIndexes(entry);
   }
-}
 
-function indexIn(owned: Map<string, SortedIndex<Entry>>, key: string): SortedIndex<Entry> {
-  let index = owned.get(key);
-  if (index === undefined) {
-    index = new SortedIndex<Entry>();
-    owned.set(key, index);
+  /**
+   * Updates a stored task in place. Its entry stays in `entries` untouched, its list nodes
+   * are moved rather than replaced, and it moves only in the indexes its change affects.
+   */
+  private replace(entry: Entry, task: Task, statusMs: number, nowMs: number): void {
+    entry.task = task;
+    entry.touchedMs = nowMs;
+    this.touched.moveToEnd(entry.touchedNode);
+    const { contextId } = task;
+    const { state } = task.status;
+    const wasTerminal = entry.terminalNode.linked;
+    if (isTerminalState(state)) {
+      if (wasTerminal) this.terminal.moveToEnd(entry.terminalNode);
+      else this.terminal.append(entry.terminalNode);
+    } else if (wasTerminal) {
+      this.terminal.unlink(entry.terminalNode);
+    }
+
+    if (contextId !== entry.contextId) {
+      // Not expected (the task service keeps a task's context): the general, slower path.
+      removeFromIndexes(entry);
+      entry.contextId = contextId;
+      entry.state = state;
+      entry.statusMs = statusMs;
+      entry.context = contextGroup(entry.owned, contextId);
+      addToIndexes(entry);
+      return;
+    }
+    const timeChanged = statusMs !== entry.statusMs;
+    const stateChanged = state !== entry.state;
+    // The common update, a new artifact chunk: the sort key and the filters are unchanged.
+    if (!timeChanged && !stateChanged) return;
+    const { owned, context } = entry;
+    if (timeChanged) {
+      owned.all.remove(entry);
+      context.all.remove(entry);
+    }
+    // Removed with the old key, re-inserted with the new one.
+    stateIndex(owned, entry.state).remove(entry);
+    stateIndex(context, entry.state).remove(entry);
+    entry.statusMs = statusMs;
+    entry.state = state;
+    if (timeChanged) {
+      owned.all.insert(entry);
+      context.all.insert(entry);
+    }
+    stateIndexFor(owned, state).insert(entry);
+    stateIndexFor(context, state).insert(entry);
   }
-  return index;
-}
 
-/** Empty indexes are deleted: one per context would otherwise leak forever. */
-function removeFromIndex(owned: Map<string, SortedIndex<Entry>>, key: string, entry: Entry): void {
-  const index = owned.get(key);
-  if (index === undefined) throw new Error('MemoryTaskStore: index missing for a stored task');
-  index.remove(entry);
-  if (index.size === 0) owned.delete(key);
+  /** Drops a task from the store: the only place an owner's or a context's indexes go. */
+  private detach(entry: Entry): void {
+    this.entries.delete(entry.id);
+    this.touched.unlink(entry.touchedNode);
+    this.terminal.unlink(entry.terminalNode);
+    removeFromIndexes(entry);
+    if (entry.owned.all.size === 0) this.indexes.delete(entry.owner);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Entries and their index keys
+// Entries and their indexes
 
-/**
- * One stored task. The fields the indexes sort and group by are copied out of the task at
- * put time, so that a caller mutating the task by mistake cannot corrupt an index.
- */
-interface Entry extends SortKey {
-  readonly owner: string;
-  readonly task: Task;
-  readonly contextId: string;
-  readonly state: TaskState;
-  readonly touchedMs: number;
-  /** The four indexes of its owner it is in, computed once so that removal costs no allocation. */
-  readonly filterKeys: readonly string[];
-  touchedNode?: ListNode<Entry>;
-  terminalNode?: ListNode<Entry>;
+/** An ordered index of tasks, and one per state: the owner's, or the owner's in one context. */
+interface IndexGroup {
+  readonly all: SortedIndex<Entry>;
+  /** Created on first use; kept (possibly empty) while the group exists, at most one per state. */
+  readonly byState: Map<TaskState, SortedIndex<Entry>>;
 }
 
-function createEntry(owner: string, task: Task, nowMs: number): Entry {
+/**
+ * One owner's indexes, one per combination of the contextId and status filters. Kept while
+ * the owner has a task. A context's group is dropped when its last task leaves the store
+ * (or, on the general path, moves to another context): one per context would otherwise leak.
+ */
+interface OwnerIndexes extends IndexGroup {
+  readonly byContext: Map<string, IndexGroup>;
+}
+
+/**
+ * One stored task, for the whole time its id is in the store. The fields the indexes sort
+ * and group by are copied out of the task at put time, so that a caller mutating the task
+ * by mistake cannot corrupt an index; they change only together with the index positions.
+ */
+class Entry implements SortKey {
+  readonly id: string;
+  readonly owner: string;
+  task: Task;
+  contextId: string;
+  state: TaskState;
+  statusMs: number;
+  touchedMs: number;
+  /** Its owner's indexes, and its context's: held so that a put looks neither up. */
+  readonly owned: OwnerIndexes;
+  context: IndexGroup;
+  /** Allocated once: an update moves them rather than allocating new ones. */
+  readonly touchedNode: ListNode<Entry>;
+  readonly terminalNode: ListNode<Entry>;
+
+  constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes, context: IndexGroup) {
+    this.id = task.id;
+    this.owner = owner;
+    this.task = task;
+    this.contextId = task.contextId;
+    this.state = task.status.state;
+    this.statusMs = statusMs;
+    this.touchedMs = nowMs;
+    this.owned = owned;
+    this.context = context;
+    this.touchedNode = new ListNode<Entry>(this);
+    this.terminalNode = new ListNode<Entry>(this);
+  }
+}
+
+function statusMsOf(task: Task): number {
   const statusMs = Date.parse(task.status.timestamp);
   if (!Number.isFinite(statusMs)) {
     throw new Error('MemoryTaskStore: task.status.timestamp is not a date');
   }
-  const { contextId, status } = task;
-  return {
-    owner,
-    task,
-    id: task.id,
-    contextId,
-    state: status.state,
-    statusMs,
-    touchedMs: nowMs,
-    filterKeys: filterKeysOf(contextId, status.state),
-  };
+  return statusMs;
 }
 
-/**
- * Names one of an owner's indexes by the filters it answers. Unambiguous for any context id:
- * a state never contains a space or `*`, and a present context id is marked by `=`.
- */
-function filterKey(contextId: string | undefined, state: TaskState | undefined): string {
-  return `${state ?? '*'} ${contextId === undefined ? '*' : `=${contextId}`}`;
+function contextGroup(owned: OwnerIndexes, contextId: string): IndexGroup {
+  let group = owned.byContext.get(contextId);
+  if (group === undefined) {
+    group = { all: new SortedIndex(), byState: new Map() };
+    owned.byContext.set(contextId, group);
+  }
+  return group;
 }
 
-/** The four indexes a task is in: one per combination of the contextId and status filters. */
-function filterKeysOf(contextId: string, state: TaskState): string[] {
-  return [
-    filterKey(undefined, undefined),
-    filterKey(contextId, undefined),
-    filterKey(undefined, state),
-    filterKey(contextId, state),
-  ];
+/** The group's index for a state, created if it is the first task in that state. */
+function stateIndexFor(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
+  let index = group.byState.get(state);
+  if (index === undefined) {
+    index = new SortedIndex();
+    group.byState.set(state, index);
+  }
+  return index;
+}
+
+/** The group's index for the state of a task it holds. */
+function stateIndex(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
+  const index = group.byState.get(state);
+  if (index === undefined) throw new Error('MemoryTaskStore: index missing for a stored task');
+  return index;
+}
+
+/** Into the four indexes of its filters: every task, by state, by context, by both. */
+function addToIndexes(entry: Entry): void {
+  const { owned, context } = entry;
+  owned.all.insert(entry);
+  stateIndexFor(owned, entry.state).insert(entry);
+  context.all.insert(entry);
+  stateIndexFor(context, entry.state).insert(entry);
+}
+
+/** Out of its four indexes; drops its context's group if that was its last task. The owner's stay. */
+function removeFromIndexes(entry: Entry): void {
+  const { owned, context } = entry;
+  owned.all.remove(entry);
+  stateIndex(owned, entry.state).remove(entry);
+  context.all.remove(entry);
+  stateIndex(context, entry.state).remove(entry);
+  if (context.all.size === 0) owned.byContext.delete(entry.contextId);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -507,9 +614,11 @@ class SortedIndex<T extends SortKey> {
     this.count++;
   }
 
+  /** Removes an item, found by its key: the key must not have changed since it was inserted. */
   remove(item: T): void {
-    const { chunk: at, offset } = this.lowerBound(item);
+    const at = this.chunkFor(item);
     const chunk = this.chunks[at];
+    const offset = chunk === undefined ? 0 : lowerBoundIn(chunk, item);
     if (chunk?.[offset] !== item) throw new Error('SortedIndex: item not found; the index is corrupt');
     chunk.splice(offset, 1);
     this.count--;
@@ -575,13 +684,23 @@ class SortedIndex<T extends SortKey> {
 // ---------------------------------------------------------------------------------------------
 // Doubly linked list
 
-interface ListNode<T> {
+/** A list node, owned by its value for life and linked into at most one list at a time. */
+class ListNode<T> {
   readonly value: T;
-  prev: ListNode<T> | undefined;
-  next: ListNode<T> | undefined;
+  prev: ListNode<T> | undefined = undefined;
+  next: ListNode<T> | undefined = undefined;
+  /** Whether it is in a list: unlinking a node twice is a no-op rather than a corrupted list. */
+  linked = false;
+
+  constructor(value: T) {
+    this.value = value;
+  }
 }
 
-/** Insertion-ordered, with O(1) append, unlink and first: the queues for expiry and eviction. */
+/**
+ * Insertion-ordered, with O(1) append, unlink, move to the end and first: the queues for
+ * expiry and eviction. The caller allocates the nodes, so that moving costs no allocation.
+ */
 class LinkedList<T> {
   private head: ListNode<T> | undefined;
   private tail: ListNode<T> | undefined;
@@ -590,20 +709,33 @@ class LinkedList<T> {
     return this.head?.value;
   }
 
-  append(value: T): ListNode<T> {
-    const node: ListNode<T> = { value, prev: this.tail, next: undefined };
+  /** Links a node that is in no list at the end. */
+  append(node: ListNode<T>): void {
+    if (node.linked) throw new Error('LinkedList: node is already linked');
+    node.prev = this.tail;
+    node.next = undefined;
+    node.linked = true;
     if (this.tail === undefined) this.head = node;
     else this.tail.next = node;
     this.tail = node;
-    return node;
   }
 
+  /** Unlinks a node of this list; does nothing if it is not linked. */
   unlink(node: ListNode<T>): void {
+    if (!node.linked) return;
     if (node.prev === undefined) this.head = node.next;
     else node.prev.next = node.next;
     if (node.next === undefined) this.tail = node.prev;
     else node.next.prev = node.prev;
     node.prev = undefined;
     node.next = undefined;
+    node.linked = false;
+  }
+
+  /** Makes a node of this list its last one. */
+  moveToEnd(node: ListNode<T>): void {
+    if (node === this.tail) return;
+    this.unlink(node);
+    this.append(node);
   }
 }
