@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { ConfigError } from '../config/errors.js';
 import { generateToken } from '../config/tokens.js';
+import { auditVerifyCommand } from './audit.js';
 import { call } from './call.js';
 import { serve } from './serve.js';
 
@@ -50,6 +51,16 @@ program
       ...(options.task !== undefined && { taskId: options.task }),
       ...(options.context !== undefined && { contextId: options.context }),
     });
+  });
+
+program
+  .command('audit')
+  .description('audit log tools')
+  .command('verify')
+  .description('check the hash chain of an audit log; prints the first broken row')
+  .argument('<file>', 'a JSONL audit log')
+  .action(async (file) => {
+    process.exitCode = await auditVerifyCommand(file);
   });
 
 const tokens = program.command('tokens').description('client tokens');

@@ -1,0 +1,117 @@
+/**
+ * The row format and hash chain shared by every sink and by `verifyAuditFile`.
+ *
+ * A row is one line of UTF-8 JSON terminated by `\n` (0x0A):
+ *
+ * ```text
+ * {"seq":<n>,"prev":"<64 hex>",<event fields…>,"hash":"<64 hex>"}\n
+ * ```
+ *
+ * 1. `body` = `JSON.stringify({ seq, prev, ...event })`: `seq` first, `prev` second, then the
+ *    event's own keys in insertion order (JSON.stringify output: no white space, non-ASCII as
+ *    is, lone surrogates escaped, so the bytes are always valid UTF-8).
+ * 2. `hash` = lowercase hex SHA-256 of the UTF-8 bytes of `body`.
+ * 3. The line is `body` without its final `}`, then `,"hash":"<hash>"}` — so `hash` is always
+ *    the last 75 bytes before the newline, and `body` is recovered from the line's bytes as
+ *    `line[0 .. len-75] + "}"`.
+ * 4. `seq` is 1 on the first row of a file and increases by exactly 1 per row (so it equals the
+ *    line number); `prev` is the previous row's `hash`, and 64 zeros on the first row.
+ *
+ * So every byte of row n is covered by row n's own `hash` (the body bytes are hashed, the
+ * hash bytes are compared), and row n's `hash` is bound into row n+1 by `prev`: editing any
+ * byte is reported at the row that holds it, and deleting, inserting or reordering rows is
+ * reported at the first row out of place (by `seq`/`prev`). What a plain hash chain cannot
+ * show: the removal of whole rows from the end of the file, or a complete rewrite by someone
+ * who recomputes every hash from the edit onwards. Anchor the head (`lastHash`, or the last
+ * row's `seq` and `hash`) somewhere else if that matters.
+ *
+ * @example
+ * ```ts
+ * const row = encodeRow(GENESIS_HEAD, event); // row.seq === 1, row.bytes ends with '\n'
+ * checkLine(row.bytes.subarray(0, -1));       // { ok: true, seq: 1, prev: '000…', hash: row.hash }
+ * ```
+ */
+import { createHash } from 'node:crypto';
+import { assertAuditSafe, AuditUnsafeEventError, type AuditEvent } from './events.js';
+
+/** `prev` of the first row of a file. */
+export const GENESIS_PREV = '0'.repeat(64);
+/** Longest row, in bytes without the newline; the writers refuse longer rows, `verify` reports them. */
+export const MAX_LINE_BYTES = 64 * 1024;
+
+/** Where a chain stands: the last row's `seq` and `hash` (0 and `GENESIS_PREV` before any row). */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+export const GENESIS_HEAD: Readonly<ChainHead> = Object.freeze({ seq: 0, hash: GENESIS_PREV });
+
+export interface EncodedRow {
+  seq: number;
+  hash: string;
+  /** The line without its newline. */
+  line: string;
+  /** The exact bytes to append: the line's UTF-8 and `\n`. */
+  bytes: Buffer;
+}
+
+const HASH_KEY = ',"hash":"';
+const HASH_KEY_BYTES = Buffer.from(HASH_KEY, 'latin1');
+/** `,"hash":"` + 64 hex + `"}` */
+const SUFFIX_LENGTH = HASH_KEY.length + 64 + 2;
+const HEX64 = /^[0-9a-f]{64}$/;
+const CLOSE_BRACE = Buffer.from('}', 'latin1');
+const QUOTE = 0x22;
+const BRACE = 0x7d;
+
+/**
+ * The row that follows `head`. Runs `assertAuditSafe` first: every sink writes through here,
+ * so no sink can skip the guard.
+ *
+ * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES`
+ */
+export function encodeRow(head: Readonly<ChainHead>, event: AuditEvent): EncodedRow {
+  assertAuditSafe(event);
+  const seq = head.seq + 1;
+  const body = JSON.stringify({ seq, prev: head.hash, ...event });
+  const hash = createHash('sha256').update(body, 'utf8').digest('hex');
+  const line = `${body.slice(0, -1)}${HASH_KEY}${hash}"}`;
+  const bytes = Buffer.from(`${line}\n`, 'utf8');
+  if (bytes.length - 1 > MAX_LINE_BYTES) throw new AuditUnsafeEventError('', `row longer than ${MAX_LINE_BYTES} bytes`);
+  return { seq, hash, line, bytes };
+}
+
+export type LineProblem = 'bad_format' | 'bad_hash' | 'bad_json';
+
+export type LineCheck = { ok: true; seq: number; prev: string; hash: string } | { ok: false; reason: LineProblem };
+
+/**
+ * Checks one line on its own (bytes without the newline): the hash suffix is where it must be,
+ * the body hashes to it, and the line is a JSON object with an integer `seq` and a string
+ * `prev`. Whether `seq` and `prev` fit the previous row is the caller's business.
+ */
+export function checkLine(line: Buffer): LineCheck {
+  const length = line.length;
+  if (length <= SUFFIX_LENGTH + 1 || line[0] !== 0x7b || line[length - 1] !== BRACE || line[length - 2] !== QUOTE) {
+    return { ok: false, reason: 'bad_format' };
+  }
+  const at = length - SUFFIX_LENGTH;
+  if (!line.subarray(at, at + HASH_KEY_BYTES.length).equals(HASH_KEY_BYTES)) return { ok: false, reason: 'bad_format' };
+  const hash = line.toString('latin1', at + HASH_KEY_BYTES.length, length - 2);
+  if (!HEX64.test(hash)) return { ok: false, reason: 'bad_format' };
+  const digest = createHash('sha256').update(line.subarray(0, at)).update(CLOSE_BRACE).digest('hex');
+  if (digest !== hash) return { ok: false, reason: 'bad_hash' };
+  let row: unknown;
+  try {
+    row = JSON.parse(line.toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'bad_json' };
+  }
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return { ok: false, reason: 'bad_json' };
+  const { seq, prev } = row as { seq?: unknown; prev?: unknown };
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || typeof prev !== 'string') {
+    return { ok: false, reason: 'bad_format' };
+  }
+  return { ok: true, seq, prev, hash };
+}

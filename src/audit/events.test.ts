@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  AUDIT_EVENT_TYPES,
+  AuditUnsafeEventError,
+  assertAuditSafe,
+  auditTime,
+  type AuditEvent,
+  type AuditEventType,
+} from './events.js';
+
+const time = auditTime(new Date('2025-06-01T12:00:00.000Z'));
+const task = { client: 'partner', agent: 'helpdesk', taskId: 't-1', contextId: 'c-1' } as const;
+
+/** One valid event of every type. */
+const SAMPLES: Record<AuditEventType, AuditEvent> = {
+  'a2a.task.submitted': { type: 'a2a.task.submitted', time, outcome: 'ok', ...task, inputChars: 12 },
+  'a2a.task.completed': {
+    type: 'a2a.task.completed',
+    time,
+    outcome: 'ok',
+    ...task,
+    principalKind: 'client',
+    inputChars: 12,
+    outputChars: 40,
+  },
+  'a2a.task.failed': { type: 'a2a.task.failed', time, outcome: 'error', ...task, reason: 'agent_failed' },
+  'a2a.task.canceled': { type: 'a2a.task.canceled', time, outcome: 'ok', ...task, reason: 'canceled_by_client' },
+  'a2a.task.rejected': {
+    type: 'a2a.task.rejected',
+    time,
+    outcome: 'denied',
+    client: 'partner',
+    agent: 'helpdesk',
+    reason: 'input_too_long',
+    inputChars: 100001,
+  },
+  'a2a.task.input_required': { type: 'a2a.task.input_required', time, outcome: 'ok', ...task, outputChars: 9 },
+  'a2a.server.auth_failed': {
+    type: 'a2a.server.auth_failed',
+    time,
+    outcome: 'denied',
+    reason: 'invalid_credentials',
+    agent: 'helpdesk',
+    remote: '203.0.113.7',
+  },
+  'a2a.server.forbidden': {
+    type: 'a2a.server.forbidden',
+    time,
+    outcome: 'denied',
+    reason: 'agent_not_allowed',
+    client: 'partner',
+    principalKind: 'service',
+    agent: 'billing',
+  },
+  'a2a.server.rate_limited': {
+    type: 'a2a.server.rate_limited',
+    time,
+    outcome: 'denied',
+    reason: 'auth_failure_limit',
+    remote: '2001:db8::1',
+  },
+  'a2a.task.suspicious_input': {
+    type: 'a2a.task.suspicious_input',
+    time,
+    outcome: 'ok',
+    ...task,
+    counts: { instruction_override: 2, role_marker: 1 },
+  },
+  'a2a.client.send': {
+    type: 'a2a.client.send',
+    time,
+    outcome: 'denied',
+    agent: 'travel',
+    reason: 'insecure_url',
+    inputChars: 20,
+  },
+  'a2a.client.get': {
+    type: 'a2a.client.get',
+    time,
+    outcome: 'ok',
+    agent: 'travel',
+    taskId: 'remote-7',
+    state: 'completed',
+    outputChars: 300,
+  },
+};
+
+function refused(event: unknown, key: string): void {
+  assert.throws(
+    () => assertAuditSafe(event),
+    (error: unknown) => {
+      assert.ok(error instanceof AuditUnsafeEventError);
+      assert.equal(error.code, 'AUDIT_EVENT_UNSAFE');
+      assert.equal(error.key, key);
+      return true;
+    },
+  );
+}
+
+describe('audit events', () => {
+  it('accepts a valid event of every type', () => {
+    assert.deepEqual(Object.keys(SAMPLES).sort(), [...AUDIT_EVENT_TYPES].sort());
+    for (const event of Object.values(SAMPLES)) assertAuditSafe(event);
+  });
+
+  it('refuses keys named like a token, secret or content, at any depth', () => {
+    const base = SAMPLES['a2a.task.submitted'];
+    for (const key of [
+      'token',
+      'accessToken',
+      'secret',
+      'clientSecret',
+      'Authorization',
+      'password',
+      'passwd',
+      'content',
+      'text',
+      'messageText',
+      'message',
+      'apiKey',
+      'x-api-key',
+      'cookie',
+      'credentials',
+    ]) {
+      refused({ ...base, [key]: 'x' }, key);
+    }
+    refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { token: 1 } }, 'counts.token');
+    refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { hidden_text: 1 } }, 'counts.hidden_text');
+  });
+
+  it('refuses any string longer than 256 characters, and accepts 256', () => {
+    const base = SAMPLES['a2a.task.submitted'];
+    assertAuditSafe({ ...base, contextId: 'c'.repeat(256) });
+    refused({ ...base, contextId: 'c'.repeat(257) }, 'contextId');
+    refused({ ...base, time: `${time}${' '.repeat(300)}` }, 'time');
+  });
+
+  it('never echoes the refused value', () => {
+    const secret = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyz';
+    for (const event of [
+      { ...SAMPLES['a2a.task.submitted'], token: secret },
+      { ...SAMPLES['a2a.task.submitted'], client: `${secret} ${secret}` },
+      { ...SAMPLES['a2a.task.failed'], reason: secret },
+      { ...SAMPLES['a2a.task.suspicious_input'], counts: { [secret]: 1 } },
+    ]) {
+      assert.throws(
+        () => assertAuditSafe(event),
+        (error: unknown) => error instanceof AuditUnsafeEventError && !error.message.includes(secret),
+      );
+    }
+  });
+
+  it('refuses what does not fit the type: unknown keys, reasons, outcomes, shapes', () => {
+    const submitted = SAMPLES['a2a.task.submitted'];
+    refused({ ...submitted, note: 'hi' }, 'note');
+    refused({ ...submitted, reason: 'agent_failed' }, 'reason');
+    refused({ ...submitted, outcome: 'error' }, 'outcome');
+    refused({ ...submitted, type: 'a2a.task.unknown' }, 'type');
+    refused({ ...submitted, time: '2025-06-01 12:00' }, 'time');
+    refused({ ...submitted, inputChars: -1 }, 'inputChars');
+    refused({ ...submitted, inputChars: 1.5 }, 'inputChars');
+    refused({ ...submitted, client: 'has space' }, 'client');
+    refused({ ...submitted, client: 'line\nbreak' }, 'client');
+    refused({ ...submitted, taskId: undefined }, 'taskId');
+    refused({ ...submitted, principalKind: 'root' }, 'principalKind');
+    refused({ ...SAMPLES['a2a.task.failed'], reason: 'Error: ENOENT /etc/passwd' }, 'reason');
+    refused({ ...SAMPLES['a2a.server.auth_failed'], remote: 'evil.example' }, 'remote');
+    refused({ ...SAMPLES['a2a.client.get'], state: 'done' }, 'state');
+    refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { a: '1' } }, 'counts.a');
+    refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { 'Not Snake': 1 } }, 'counts');
+    refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { deep: { x: 1 } } }, 'counts.deep');
+    refused({ ...submitted, contextId: ['c-1'] }, 'contextId');
+    refused('a2a.task.submitted', '');
+    refused(null, '');
+  });
+
+  it('lets optional fields be undefined (they are not written)', () => {
+    assertAuditSafe({ ...SAMPLES['a2a.task.completed'], principalKind: undefined, inputChars: undefined });
+  });
+
+  it('property: a forbidden key anywhere in an otherwise valid event is refused', () => {
+    const forbidden = fc
+      .tuple(
+        fc.constantFrom('token', 'secret', 'authorization', 'password', 'content', 'text', 'message'),
+        fc.stringMatching(/^[a-z]{0,5}$/),
+        fc.stringMatching(/^[A-Za-z]{0,5}$/),
+        fc.boolean(),
+      )
+      .map(([word, before, after, upper]) => `${before}${upper ? word.toUpperCase() : word}${after}`);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...AUDIT_EVENT_TYPES),
+        forbidden,
+        fc.oneof(fc.string({ maxLength: 20 }), fc.integer()),
+        fc.boolean(),
+        (type, key, value, nested) => {
+          const event = SAMPLES[type];
+          const tampered = nested
+            ? { ...event, counts: { ...('counts' in event ? event.counts : {}), [key]: value } }
+            : { ...event, [key]: value };
+          assert.throws(() => assertAuditSafe(tampered), AuditUnsafeEventError);
+        },
+      ),
+    );
+  });
+
+  it('property: a string over 256 characters in any field is refused', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...AUDIT_EVENT_TYPES), fc.integer({ min: 257, max: 2000 }), (type, length) => {
+        const event = SAMPLES[type] as unknown as Record<string, unknown>;
+        for (const key of Object.keys(event)) {
+          assert.throws(() => assertAuditSafe({ ...event, [key]: 'a'.repeat(length) }), AuditUnsafeEventError);
+        }
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('types: reasons are codes, content fields do not exist', () => {
+    // These lines are checked by `tsc`; at run time the guard refuses them too.
+    const freeText: AuditEvent = {
+      type: 'a2a.task.failed',
+      time,
+      outcome: 'error',
+      ...task,
+      // @ts-expect-error free text is not a reason code
+      reason: 'the backend said: ...',
+    };
+    const content: AuditEvent = {
+      type: 'a2a.task.submitted',
+      time,
+      outcome: 'ok',
+      ...task,
+      inputChars: 1,
+      // @ts-expect-error no content field
+      text: 'hello',
+    };
+    const reasonless: AuditEvent = {
+      type: 'a2a.task.completed',
+      time,
+      outcome: 'ok',
+      ...task,
+      outputChars: 1,
+      // @ts-expect-error a completed task has no reason
+      reason: 'agent_failed',
+    };
+    // @ts-expect-error auth_failed is always denied
+    const deniedOnly: AuditEvent = {
+      type: 'a2a.server.auth_failed',
+      time,
+      outcome: 'ok',
+      reason: 'invalid_credentials',
+    };
+    const badTime: AuditEvent = {
+      type: 'a2a.server.auth_failed',
+      // @ts-expect-error the time is an ISO timestamp
+      time: 'yesterday',
+      outcome: 'denied',
+      reason: 'invalid_credentials',
+    };
+    const bad: unknown[] = [freeText, content, reasonless, deniedOnly, badTime];
+    for (const event of bad) assert.throws(() => assertAuditSafe(event), AuditUnsafeEventError);
+  });
+});

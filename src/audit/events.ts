@@ -1,0 +1,371 @@
+/**
+ * Audit events: one row per decision and per task outcome — who, which agent, which task,
+ * how many characters, what happened — and never what was said. Rows carry ids, counts and
+ * closed vocabularies only: `reason` is one of a fixed set of machine codes (never text from a
+ * caller or an exception), and `assertAuditSafe` refuses at run time what the types cannot
+ * rule out (long strings, keys that look like secrets or content, unknown keys).
+ *
+ * The table `AUDIT_EVENT_SPEC` is the single source of truth: the TypeScript types below are
+ * derived from it, and `assertAuditSafe` checks against it.
+ *
+ * @example
+ * ```ts
+ * const event: AuditEvent = {
+ *   type: 'a2a.task.submitted',
+ *   time: auditTime(),
+ *   outcome: 'ok',
+ *   client: 'partner',
+ *   agent: 'helpdesk',
+ *   taskId,
+ *   contextId,
+ *   inputChars: text.length,
+ * };
+ * assertAuditSafe(event); // throws AuditUnsafeEventError for a token-like key or a 300-char string
+ * ```
+ */
+import { isIP } from 'node:net';
+import { TASK_STATES, type TaskState } from '../protocol/model.js';
+
+export type AuditOutcome = 'ok' | 'denied' | 'error';
+export type PrincipalKind = 'client' | 'service' | 'delegated';
+
+/** Suspicious-pattern category (or any other counter name) → how many times it was seen. */
+export type AuditCounts = Readonly<Record<string, number>>;
+
+/**
+ * An ISO 8601 UTC timestamp with milliseconds, as `Date.prototype.toISOString` writes it.
+ * Use `auditTime()`.
+ */
+export type AuditTime = `${number}-${number}-${number}T${number}:${number}:${number}.${number}Z`;
+
+export function auditTime(date: Date = new Date()): AuditTime {
+  return date.toISOString() as AuditTime;
+}
+
+/** Why a task failed: a generic code, never the backend's error text. */
+const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error'] as const;
+const CANCELED_REASONS = ['canceled_by_client', 'agent_timeout', 'task_expired', 'shutdown'] as const;
+const REJECTED_REASONS = [
+  'agent_rejected',
+  'task_store_full',
+  'body_too_large',
+  'input_too_long',
+  'too_many_parts',
+  'unsupported_content',
+  'invalid_params',
+  'context_busy',
+] as const;
+const AUTH_FAILED_REASONS = ['missing_credentials', 'invalid_credentials'] as const;
+const FORBIDDEN_REASONS = ['agent_not_allowed', 'address_not_allowed'] as const;
+const RATE_LIMITED_REASONS = ['client_rate_limit', 'auth_failure_limit', 'concurrency_limit'] as const;
+/** Outbound calls: `denied` for refusals by config or transport policy, `error` for failures. */
+const CLIENT_REASONS = [
+  'agent_not_configured',
+  'insecure_url',
+  'url_has_credentials',
+  'origin_mismatch',
+  'address_blocked',
+  'redirect_refused',
+  'card_invalid',
+  'card_signature_invalid',
+  'card_pin_mismatch',
+  'message_too_long',
+  'response_too_large',
+  'request_timeout',
+  'remote_auth_failed',
+  'remote_error',
+  'network_error',
+  'task_not_found',
+  'invalid_response',
+] as const;
+
+/** What each event type is: its allowed outcomes and reasons, required and optional fields. */
+export const AUDIT_EVENT_SPEC = {
+  'a2a.task.submitted': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'contextId', 'inputChars'],
+    optional: ['principalKind'],
+  },
+  'a2a.task.completed': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'contextId', 'outputChars'],
+    optional: ['principalKind', 'inputChars'],
+  },
+  'a2a.task.failed': {
+    outcomes: ['error'],
+    reasons: FAILED_REASONS,
+    required: ['client', 'agent', 'taskId', 'contextId', 'reason'],
+    optional: ['principalKind', 'inputChars', 'outputChars'],
+  },
+  'a2a.task.canceled': {
+    outcomes: ['ok'],
+    reasons: CANCELED_REASONS,
+    required: ['client', 'agent', 'taskId', 'contextId'],
+    optional: ['principalKind', 'inputChars', 'outputChars', 'reason'],
+  },
+  'a2a.task.rejected': {
+    outcomes: ['denied'],
+    reasons: REJECTED_REASONS,
+    required: ['client', 'agent', 'reason'],
+    optional: ['principalKind', 'taskId', 'contextId', 'inputChars'],
+  },
+  'a2a.task.input_required': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'contextId', 'outputChars'],
+    optional: ['principalKind', 'inputChars'],
+  },
+  'a2a.server.auth_failed': {
+    outcomes: ['denied'],
+    reasons: AUTH_FAILED_REASONS,
+    required: ['reason'],
+    optional: ['agent', 'remote'],
+  },
+  'a2a.server.forbidden': {
+    outcomes: ['denied'],
+    reasons: FORBIDDEN_REASONS,
+    required: ['reason'],
+    optional: ['client', 'principalKind', 'agent', 'remote'],
+  },
+  'a2a.server.rate_limited': {
+    outcomes: ['denied'],
+    reasons: RATE_LIMITED_REASONS,
+    required: ['reason'],
+    optional: ['client', 'principalKind', 'agent', 'remote'],
+  },
+  'a2a.task.suspicious_input': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'counts'],
+    optional: ['principalKind', 'taskId', 'contextId', 'inputChars'],
+  },
+  'a2a.client.send': {
+    outcomes: ['ok', 'denied', 'error'],
+    reasons: CLIENT_REASONS,
+    required: ['agent'],
+    optional: ['taskId', 'contextId', 'state', 'inputChars', 'outputChars', 'reason'],
+  },
+  'a2a.client.get': {
+    outcomes: ['ok', 'denied', 'error'],
+    reasons: CLIENT_REASONS,
+    required: ['agent', 'taskId'],
+    optional: ['contextId', 'state', 'outputChars', 'reason'],
+  },
+} as const satisfies Record<
+  string,
+  {
+    outcomes: readonly AuditOutcome[];
+    reasons: readonly string[];
+    required: readonly AuditField[];
+    optional: readonly AuditField[];
+  }
+>;
+
+type Spec = typeof AUDIT_EVENT_SPEC;
+export type AuditEventType = keyof Spec;
+export const AUDIT_EVENT_TYPES = Object.keys(AUDIT_EVENT_SPEC) as AuditEventType[];
+
+/** Every reason code any event may carry. */
+export type AuditReason = Spec[AuditEventType]['reasons'][number];
+export type AuditReasonOf<T extends AuditEventType> = Spec[T]['reasons'][number];
+
+/** The payload fields an event may carry, besides `type`, `time` and `outcome`. */
+type AuditField =
+  | 'client'
+  | 'principalKind'
+  | 'agent'
+  | 'taskId'
+  | 'contextId'
+  | 'inputChars'
+  | 'outputChars'
+  | 'reason'
+  | 'remote'
+  | 'counts'
+  | 'state';
+
+interface FieldTypes<T extends AuditEventType> {
+  /** The configured client id (or a token's client id): who called. */
+  client: string;
+  principalKind: PrincipalKind;
+  /** Inbound: the agent's slug. Outbound: the registry name of the remote agent. */
+  agent: string;
+  taskId: string;
+  contextId: string;
+  /** Characters of text received (inbound) or sent (outbound). */
+  inputChars: number;
+  /** Characters of text replied (inbound) or received back (outbound). */
+  outputChars: number;
+  reason: AuditReasonOf<T>;
+  /** The caller's address (IPv4 or IPv6), for refusals before a client is known. */
+  remote: string;
+  counts: AuditCounts;
+  /** Outbound: the remote task's state. */
+  state: TaskState;
+}
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/** The event of one type, derived from `AUDIT_EVENT_SPEC`. */
+export type AuditEventOf<T extends AuditEventType> = Simplify<
+  { type: T; time: AuditTime; outcome: Spec[T]['outcomes'][number] } & {
+    [K in Spec[T]['required'][number]]: FieldTypes<T>[K];
+  } & { [K in Spec[T]['optional'][number]]?: FieldTypes<T>[K] }
+>;
+
+/** Any audit event: a union discriminated on `type`. */
+export type AuditEvent = { [T in AuditEventType]: AuditEventOf<T> }[AuditEventType];
+
+export type TaskSubmittedEvent = AuditEventOf<'a2a.task.submitted'>;
+export type TaskCompletedEvent = AuditEventOf<'a2a.task.completed'>;
+export type TaskFailedEvent = AuditEventOf<'a2a.task.failed'>;
+export type TaskCanceledEvent = AuditEventOf<'a2a.task.canceled'>;
+export type TaskRejectedEvent = AuditEventOf<'a2a.task.rejected'>;
+export type TaskInputRequiredEvent = AuditEventOf<'a2a.task.input_required'>;
+export type AuthFailedEvent = AuditEventOf<'a2a.server.auth_failed'>;
+export type ForbiddenEvent = AuditEventOf<'a2a.server.forbidden'>;
+export type RateLimitedEvent = AuditEventOf<'a2a.server.rate_limited'>;
+export type SuspiciousInputEvent = AuditEventOf<'a2a.task.suspicious_input'>;
+export type ClientSendEvent = AuditEventOf<'a2a.client.send'>;
+export type ClientGetEvent = AuditEventOf<'a2a.client.get'>;
+
+/** Thrown by `assertAuditSafe`. The message names the key and the rule, never the value. */
+export class AuditUnsafeEventError extends Error {
+  readonly code = 'AUDIT_EVENT_UNSAFE';
+  /** Dotted path of the offending key, e.g. `counts.token`; empty for the event as a whole. */
+  readonly key: string;
+
+  constructor(key: string, problem: string) {
+    const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+    super(`audit event refused: ${shown.length > 0 ? `${shown}: ` : ''}${problem}`);
+    this.name = 'AuditUnsafeEventError';
+    this.key = shown;
+  }
+}
+
+/** Longest string value an event may carry anywhere. */
+export const MAX_AUDIT_STRING = 256;
+/**
+ * Keys that suggest a secret or message content; matched anywhere in the key, any case
+ * (`text` but not `context`, so `contextId` passes).
+ */
+const FORBIDDEN_KEY =
+  /token|secret|authori[sz]ation|passw(?:or)?d|passphrase|content|(?<!con)text|message|cookie|credential|api[-_]?key|bearer|private[-_]?key/i;
+/** Printable ASCII without spaces, as the protocol layer requires of ids. */
+const ID = /^[\x21-\x7e]{1,256}$/;
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const COUNT_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+const MAX_COUNT_KEYS = 32;
+const MAX_DEPTH = 2;
+const PRINCIPAL_KINDS: readonly string[] = ['client', 'service', 'delegated'];
+const STATES: readonly string[] = TASK_STATES;
+
+/**
+ * Refuses an event that could carry content or secrets, or that does not match its type's
+ * spec: any string longer than 256 characters, any key (at any depth) named like
+ * token/secret/authorization/password/content/text/message/cookie/credential/api key, unknown
+ * keys, a `reason` that is not one of the type's codes, ids that are not printable ASCII, a
+ * `remote` that is not an IP address, counts that are not non-negative integers. Every sink
+ * calls it before writing.
+ *
+ * @throws AuditUnsafeEventError
+ */
+export function assertAuditSafe(event: unknown): asserts event is AuditEvent {
+  scan(event, '', 0);
+  const record = event as Record<string, unknown>;
+  const type = record.type;
+  if (typeof type !== 'string' || !Object.hasOwn(AUDIT_EVENT_SPEC, type)) {
+    throw new AuditUnsafeEventError('type', 'not a known audit event type');
+  }
+  const spec = AUDIT_EVENT_SPEC[type as AuditEventType];
+  const required: readonly string[] = spec.required;
+  const optional: readonly string[] = spec.optional;
+  if (typeof record.time !== 'string' || !TIME.test(record.time) || !Number.isFinite(Date.parse(record.time))) {
+    throw new AuditUnsafeEventError('time', 'must be an ISO timestamp like 2025-01-01T00:00:00.000Z');
+  }
+  if (!(spec.outcomes as readonly unknown[]).includes(record.outcome)) {
+    throw new AuditUnsafeEventError('outcome', `must be ${spec.outcomes.join(' or ')} for ${type}`);
+  }
+  for (const key of required) {
+    if (record[key] === undefined) throw new AuditUnsafeEventError(key, `is required for ${type}`);
+  }
+  for (const [key, value] of Object.entries(record)) {
+    if (key === 'type' || key === 'time' || key === 'outcome' || value === undefined) continue;
+    if (!required.includes(key) && !optional.includes(key)) {
+      throw new AuditUnsafeEventError(key, `is not a field of ${type}`);
+    }
+    checkField(key, value, spec.reasons);
+  }
+}
+
+/** The generic pass: key names, string lengths and nesting, whatever the event claims to be. */
+function scan(value: unknown, path: string, depth: number): void {
+  if (depth === 0 && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new AuditUnsafeEventError('', 'an audit event must be an object');
+  }
+  if (typeof value === 'string') {
+    if (value.length > MAX_AUDIT_STRING) {
+      throw new AuditUnsafeEventError(path, `string longer than ${MAX_AUDIT_STRING} characters`);
+    }
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (depth > MAX_DEPTH) throw new AuditUnsafeEventError(path, 'nested too deeply');
+  if (Array.isArray(value)) throw new AuditUnsafeEventError(path, 'arrays are not allowed');
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const at = path.length > 0 ? `${path}.${key}` : key;
+    if (FORBIDDEN_KEY.test(key)) throw new AuditUnsafeEventError(at, 'key looks like a secret or message content');
+    scan(inner, at, depth + 1);
+  }
+}
+
+function checkField(key: string, value: unknown, reasons: readonly string[]): void {
+  switch (key) {
+    case 'client':
+    case 'agent':
+    case 'taskId':
+    case 'contextId':
+      if (typeof value !== 'string' || !ID.test(value)) {
+        throw new AuditUnsafeEventError(key, 'must be 1..256 printable ASCII characters without spaces');
+      }
+      return;
+    case 'principalKind':
+      if (!PRINCIPAL_KINDS.includes(value as string)) {
+        throw new AuditUnsafeEventError(key, 'must be client, service or delegated');
+      }
+      return;
+    case 'inputChars':
+    case 'outputChars':
+      if (!isCount(value)) throw new AuditUnsafeEventError(key, 'must be a non-negative integer');
+      return;
+    case 'reason':
+      if (!reasons.includes(value as string)) throw new AuditUnsafeEventError(key, 'not a reason code of this type');
+      return;
+    case 'remote':
+      if (typeof value !== 'string' || isIP(value) === 0) {
+        throw new AuditUnsafeEventError(key, 'must be an IPv4 or IPv6 address');
+      }
+      return;
+    case 'state':
+      if (!STATES.includes(value as string)) throw new AuditUnsafeEventError(key, 'not a task state');
+      return;
+    case 'counts': {
+      if (typeof value !== 'object' || value === null) throw new AuditUnsafeEventError(key, 'must be an object');
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (entries.length > MAX_COUNT_KEYS) throw new AuditUnsafeEventError(key, `more than ${MAX_COUNT_KEYS} keys`);
+      for (const [name, count] of entries) {
+        // The key is not echoed: it failed the only shape we trust.
+        if (!COUNT_KEY.test(name)) throw new AuditUnsafeEventError(key, 'keys must be snake_case, 1..64 characters');
+        if (!isCount(count)) throw new AuditUnsafeEventError(`${key}.${name}`, 'must be a non-negative integer');
+      }
+      return;
+    }
+    default:
+      throw new AuditUnsafeEventError(key, 'unknown field');
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}

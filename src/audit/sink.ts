@@ -1,0 +1,67 @@
+/**
+ * Where audit rows go. A sink writes synchronously: when `write` returns, the row has been
+ * handed to the operating system (or to memory), and when it throws, the caller must refuse
+ * the work it was about to do rather than run unaudited.
+ *
+ * Implementations: `jsonl.ts` (a hash-chained JSONL file), `stdout.ts` (the same rows on a
+ * file descriptor or stream, for containers), `memory.ts` (tests). A database sink comes later
+ * behind the same interface.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   sink.write({ type: 'a2a.task.submitted', time: auditTime(), outcome: 'ok', ... });
+ * } catch (error) {
+ *   // AuditWriteError: answer 503 and do not start the task
+ * }
+ * ```
+ */
+import type { AuditEvent } from './events.js';
+
+export interface AuditSink {
+  /**
+   * Appends one row.
+   *
+   * @throws AuditUnsafeEventError if the event could carry content or secrets (a bug in the caller)
+   * @throws AuditWriteError if the row could not be written, or the sink is closed
+   */
+  write(event: AuditEvent): void;
+  /** Flushes (fsync for files) and releases the sink. Idempotent. @throws AuditWriteError */
+  close(): void;
+}
+
+export type AuditWriteOperation = 'open' | 'write' | 'sync' | 'close';
+
+/**
+ * Why a sink could not write. `reason`: `io` (the operating system refused: see `errno`),
+ * `bad_tail` (an existing file ends with a partial or damaged row, so the chain cannot be
+ * continued), `closed` (written after `close()`), `unusable` (an earlier failure left a partial
+ * row that could not be removed; nothing more is written).
+ */
+export class AuditWriteError extends Error {
+  readonly code = 'AUDIT_WRITE_FAILED';
+  readonly operation: AuditWriteOperation;
+  readonly reason: 'io' | 'bad_tail' | 'closed' | 'unusable';
+  /** The system error code, e.g. `ENOSPC`, `EACCES`, when there is one. */
+  readonly errno: string | undefined;
+
+  constructor(
+    operation: AuditWriteOperation,
+    reason: AuditWriteError['reason'],
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`audit: ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AuditWriteError';
+    this.operation = operation;
+    this.reason = reason;
+    this.errno = errnoOf(options.cause);
+  }
+}
+
+/** `ENOSPC` from a Node system error, or undefined. */
+export function errnoOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}

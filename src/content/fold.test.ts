@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { foldCodePoint, foldForDetection, isInvisible } from './fold.js';
+import { INVISIBLES } from './arbitraries.test.js';
+
+describe('isInvisible', () => {
+  it('is true for every invisible and format character named in the design', () => {
+    const ranges: Array<[number, number]> = [
+      [0x200b, 0x200f],
+      [0x2060, 0x2064],
+      [0xfeff, 0xfeff],
+      [0x00ad, 0x00ad],
+      [0x202a, 0x202e],
+      [0x2066, 0x2069],
+      [0xe0000, 0xe007f],
+    ];
+    for (const [from, to] of ranges) {
+      for (let cp = from; cp <= to; cp++) assert.ok(isInvisible(cp), `U+${cp.toString(16)}`);
+    }
+    for (const ch of INVISIBLES) assert.ok(isInvisible(ch.codePointAt(0) ?? 0), JSON.stringify(ch));
+  });
+
+  it('is false for visible characters, spaces and line breaks', () => {
+    for (const ch of ['a', 'Z', '0', ' ', '\n', '\t', '<', 'é', 'Ж', '中', '🙂', '\u00a0', '\u3000']) {
+      assert.ok(!isInvisible(ch.codePointAt(0) ?? 0), JSON.stringify(ch));
+    }
+  });
+});
+
+describe('foldCodePoint', () => {
+  const cases: Array<[input: string, expected: string]> = [
+    ['a', 'a'],
+    ['A', 'a'],
+    ['Ｅ', 'e'],
+    ['𝐄', 'e'],
+    ['Ⓔ', 'e'],
+    ['é', 'e'],
+    ['ﬃ', 'ffi'],
+    ['Е', 'e'], // Cyrillic
+    ['Τ', 't'], // Greek
+    ['ϲ', 'c'], // lunate sigma
+    ['ᴇ', 'e'], // small capital
+    ['ſ', 's'], // long s
+    ['\u200b', ''],
+    ['\u0301', ''], // combining acute
+    ['ﷺ', ' '], // an 18-character expansion
+    ['中', '中'],
+    ['\u00a0', ' '],
+  ];
+  for (const [input, expected] of cases) {
+    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+      assert.equal(foldCodePoint(input.codePointAt(0) ?? 0), expected);
+    });
+  }
+
+  it('expands one code point to at most six characters', () => {
+    for (let cp = 0; cp < 0x30000; cp += 1) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      assert.ok(foldCodePoint(cp).length <= 6, `U+${cp.toString(16)}`);
+    }
+  });
+});
+
+describe('foldForDetection', () => {
+  it('folds a disguised phrase to plain lower case', () => {
+    assert.equal(foldForDetection('ＩＧＮＯ\u200bＲＥ аll PREVIOUS'), 'ignore all previous');
+  });
+
+  it('is the identity on lower-case ASCII', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789 .,;:!?\n') }), (s) => {
+        assert.equal(foldForDetection(s), s);
+      }),
+    );
+  });
+
+  it('is total on any string, lone surrogates included', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.constantFrom('', '\ud800', '\udc00'), (s, lone) => {
+        assert.equal(typeof foldForDetection(s + lone + s), 'string');
+      }),
+    );
+  });
+});

@@ -1,0 +1,264 @@
+/**
+ * Redaction: take contact details and configured secrets out of text before it reaches a model,
+ * a caller or a log. A remote agent's reply is someone else's text, so email addresses in it are
+ * redacted; secrets Airlock holds (tokens, API keys) must never be echoed back in any form.
+ *
+ * @example
+ * ```ts
+ * let reply = redactContactDetails(raw).text;
+ * reply = redactSecrets(reply, [config.upstreamToken]).text;
+ * ```
+ */
+import { Buffer } from 'node:buffer';
+
+/** The result of a redaction. */
+export interface RedactResult {
+  /** The text with every match replaced. */
+  readonly text: string;
+  /** How many replacements were made. */
+  readonly redacted: number;
+}
+
+/**
+ * What an email address becomes.
+ *
+ * @example
+ * ```ts
+ * redactContactDetails('a@b.io').text === EMAIL_REPLACEMENT; // true
+ * ```
+ */
+export const EMAIL_REPLACEMENT = '[email redacted]';
+
+/**
+ * What a secret (in any of its forms) becomes.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('token=s3cr3t-t0ken', ['s3cr3t-t0ken']).text; // 'token=[secret redacted]'
+ * ```
+ */
+export const SECRET_REPLACEMENT = '[secret redacted]';
+
+/**
+ * Secrets shorter than this (in code points) are not redacted: a short value would match
+ * ordinary text, and a secret that short is not a secret.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('hunter2 hunter2', ['hunter2']).redacted; // 0 (7 characters)
+ * ```
+ */
+export const MIN_SECRET_LENGTH = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Email addresses. Adjacent pieces use disjoint character sets (word characters never include
+// '@', spaces or brackets; domain labels never include '.'), so backing off inside a word fails at once; an address may only
+// start where a word starts (the look-behind), so a long run of word characters is scanned once,
+// not once per position; and every other quantifier is bounded. The scan is linear.
+
+const WORD_CHAR = String.raw`[a-z0-9_%+-]`;
+const WORD = String.raw`${WORD_CHAR}+`;
+/** A local part's characters: dots included, in any position ("a..b.", which mail servers accept). */
+const LOCAL_CHAR = String.raw`[a-z0-9._%+-]`;
+const LOCAL_RUN = String.raw`${LOCAL_CHAR}+`;
+const LABEL = String.raw`[a-z0-9-]{1,63}`;
+const OPEN = String.raw`[\[({<]`;
+const CLOSE = String.raw`[\])}>]`;
+const AT_SYMBOL = String.raw`\s{0,3}[@\uFF20\uFE6B]\s{0,3}`;
+const AT_BRACKETED = String.raw`\s{0,3}${OPEN}\s{0,2}at\s{0,2}${CLOSE}\s{0,3}`;
+const AT_WORD = String.raw`\s{1,3}at\s{1,3}`;
+const DOT_BRACKETED = String.raw`\s{0,3}${OPEN}\s{0,2}dot\s{0,2}${CLOSE}\s{0,3}`;
+const DOT_WORD = String.raw`\s{1,3}dot\s{1,3}`;
+const DOT_SPACED = String.raw`\s{1,3}\.\s{0,3}`;
+const DOT_ANY = String.raw`(?:\.|${DOT_BRACKETED}|${DOT_WORD}|${DOT_SPACED})`;
+const TLD = String.raw`[a-z]{2,24}(?![a-z0-9-])`;
+/** Top-level domains accepted after the all-words form, which otherwise reads like prose. */
+const COMMON_TLD = String.raw`(?:com|net|org|edu|gov|mil|int|io|co|ai|dev|app|me|info|biz|us|uk|ca|au|de|fr|nl|es|it|jp|cn|in|br|ru|ch|se|dk|fi|eu|tech|xyz|online|site)\b`;
+
+const EMAIL_PATTERN = new RegExp(
+  // name@domain.tld, name [at] domain [dot] tld, name(at)domain.tld, name @ domain dot tld, …
+  String.raw`(?<!${LOCAL_CHAR})${LOCAL_RUN}(?:(?:${DOT_BRACKETED}|${DOT_WORD}|${DOT_SPACED})${LOCAL_RUN}){0,8}(?:${AT_SYMBOL}|${AT_BRACKETED})(?:${LABEL}${DOT_ANY}){1,8}${TLD}` +
+    // name at domain dot com: only with spelled-out dots and a common TLD, so that
+    // "look at example.com" stays as it is.
+    String.raw`|(?<!${WORD_CHAR})${WORD}(?:${DOT_WORD}${WORD}){0,3}${AT_WORD}(?:${LABEL}(?:${DOT_WORD}|${DOT_BRACKETED})){1,4}${COMMON_TLD}`,
+  'gi',
+);
+
+/**
+ * Replaces email addresses with `[email redacted]`: plain ones (`name@example.com`, including
+ * fullwidth '＠'), and the common obfuscations — `name [at] example [dot] com`, `name (at)
+ * example (dot) com`, `{at}`/`<at>`, spaces around '@' and before dots (`name @ example . com`),
+ * `name@example dot com`, and the
+ * all-words `name at example dot com` (only with a common top-level domain, so prose such as
+ * "look at example.com" is left alone). Dotted local parts (`first.last`, `first [dot] last`)
+ * are taken whole. Phone numbers and postal addresses are not touched.
+ *
+ * Linear time; never throws; non-string input is treated as empty.
+ *
+ * @example
+ * ```ts
+ * redactContactDetails('Mail jane.doe@example.com or bob [at] corp [dot] io');
+ * // { text: 'Mail [email redacted] or [email redacted]', redacted: 2 }
+ * redactContactDetails('see https://example.com/a@b').redacted; // 0 (no top-level domain after '@')
+ * ```
+ */
+export function redactContactDetails(text: string): RedactResult {
+  if (typeof text !== 'string') return { text: '', redacted: 0 };
+  let redacted = 0;
+  const out = text.replace(EMAIL_PATTERN, () => {
+    redacted++;
+    return EMAIL_REPLACEMENT;
+  });
+  return { text: out, redacted };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets.
+
+/**
+ * Replaces every occurrence of each configured secret with `[secret redacted]`: the exact value,
+ * its base64 (standard and URL-safe alphabets, padded and unpadded, and the stable middle of
+ * the secret's encoding at each of the three byte alignments, so it is also found inside a
+ * longer base64 payload such as an HTTP Basic credential), and its URL-encoded forms
+ * (`encodeURIComponent`, strict RFC 3986, form encoding with '+' for spaces, upper- and
+ * lower-case hex). Secrets shorter than {@link MIN_SECRET_LENGTH} code points are skipped.
+ *
+ * All occurrences of all forms are found first and overlapping ones merged, which is the same
+ * as replacing the longest first. The result is guaranteed to contain none of the forms: if a
+ * replacement would join its neighbours into a secret (only possible for a secret that shares
+ * characters with `[secret redacted]` in a contrived way), the redaction is redone with a
+ * replacement made of a character that occurs in no secret. Matching is exact
+ * (case-sensitive). Never throws; non-string secrets are ignored.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('Bearer tok_0123456789 / dG9rXzAxMjM0NTY3ODk=', ['tok_0123456789']);
+ * // { text: 'Bearer [secret redacted] / [secret redacted]', redacted: 2 }
+ * ```
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): RedactResult {
+  if (typeof text !== 'string') return { text: '', redacted: 0 };
+  const forms = secretForms(secrets);
+  if (forms.length === 0 || text.length === 0) return { text, redacted: 0 };
+  const first = replaceForms(text, forms, SECRET_REPLACEMENT);
+  if (!forms.some((form) => first.text.includes(form))) return first;
+  return replaceForms(text, forms, fallbackReplacement(forms));
+}
+
+/** Every form of every usable secret, deduplicated. */
+function secretForms(secrets: readonly string[]): string[] {
+  const forms = new Set<string>();
+  if (!Array.isArray(secrets)) return [];
+  for (const secret of secrets as readonly unknown[]) {
+    if (typeof secret !== 'string' || codePointLength(secret) < MIN_SECRET_LENGTH) continue;
+    forms.add(secret);
+    const bytes = Buffer.from(secret, 'utf8');
+    for (const form of percentForms(bytes)) forms.add(form);
+    for (const form of base64Forms(bytes)) forms.add(form);
+  }
+  return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH);
+}
+
+function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** Characters `encodeURIComponent` leaves alone; strict RFC 3986 also encodes `!'()*`. */
+const URI_COMPONENT_SAFE = /[A-Za-z0-9\-_.!~*'()]/;
+const RFC3986_SAFE = /[A-Za-z0-9\-_.~]/;
+
+/** URL-encoded forms of the secret's UTF-8 bytes (never throws, unlike `encodeURIComponent`). */
+function percentForms(bytes: Buffer): string[] {
+  const encode = (safe: RegExp, plusForSpace: boolean, lower: boolean): string => {
+    let out = '';
+    for (const byte of bytes) {
+      const ch = String.fromCharCode(byte);
+      if (byte < 0x80 && safe.test(ch)) out += ch;
+      else if (plusForSpace && byte === 0x20) out += '+';
+      else {
+        const hex = byte.toString(16).padStart(2, '0');
+        out += '%' + (lower ? hex : hex.toUpperCase());
+      }
+    }
+    return out;
+  };
+  const forms: string[] = [];
+  for (const lower of [false, true]) {
+    forms.push(encode(URI_COMPONENT_SAFE, false, lower));
+    forms.push(encode(RFC3986_SAFE, false, lower));
+    forms.push(encode(RFC3986_SAFE, true, lower));
+  }
+  return forms;
+}
+
+/** Base64 forms: whole-value encodings and the alignment-stable cores (see {@link redactSecrets}). */
+function base64Forms(bytes: Buffer): string[] {
+  const forms: string[] = [];
+  const whole = bytes.toString('base64');
+  forms.push(whole, whole.replace(/=+$/, ''));
+  for (let offset = 0; offset < 3; offset++) {
+    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const firstFull = Math.ceil((8 * offset) / 6);
+    const lastFull = Math.floor((8 * (offset + bytes.length)) / 6) - 1;
+    forms.push(shifted.slice(firstFull, lastFull + 1));
+  }
+  return forms.flatMap((form) => [form, form.replace(/\+/g, '-').replace(/\//g, '_')]);
+}
+
+/**
+ * Replaces every occurrence of every form, merging overlapping occurrences into one
+ * replacement. Linear in the text length plus the number of occurrences (per form).
+ */
+function replaceForms(text: string, forms: readonly string[], replacement: string): RedactResult {
+  // coverEnd[i]: the furthest end of an occurrence starting at i (0 when none starts there).
+  const coverEnd = new Int32Array(text.length);
+  let any = false;
+  for (const form of forms) {
+    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
+      const end = at + form.length;
+      if (end > (coverEnd[at] ?? 0)) coverEnd[at] = end;
+      any = true;
+    }
+  }
+  if (!any) return { text, redacted: 0 };
+  const out: string[] = [];
+  let copied = 0;
+  let redacted = 0;
+  for (let i = 0; i < text.length;) {
+    let end = coverEnd[i] ?? 0;
+    if (end <= i) {
+      i++;
+      continue;
+    }
+    for (let j = i + 1; j < end; j++) end = Math.max(end, coverEnd[j] ?? 0);
+    out.push(text.slice(copied, i), replacement);
+    redacted++;
+    copied = end;
+    i = end;
+  }
+  out.push(text.slice(copied));
+  return { text: out.join(''), redacted };
+}
+
+/**
+ * A replacement that cannot take part in any secret: eight copies of a character that occurs in
+ * none of the forms. Any form found in the output would then lie wholly inside original text
+ * that was not replaced, which the search rules out.
+ */
+function fallbackReplacement(forms: readonly string[]): string {
+  const used = new Set<number>();
+  for (const form of forms) for (const ch of form) used.add(ch.codePointAt(0) ?? 0);
+  let cp = 0x2588; // '█'
+  while (used.has(cp) || (cp >= 0xd800 && cp <= 0xdfff)) cp++;
+  return String.fromCodePoint(cp).repeat(8);
+}
