@@ -33,6 +33,13 @@ export interface AgentTurn {
   readonly resumed: boolean;
   /** Aborted when the task is canceled or the gateway shuts down. Backends must stop promptly. */
   readonly signal: AbortSignal;
+  /**
+   * The same as `signal.aborted`, for backends that only ever poll: the executor bridge creates
+   * the AbortSignal when a backend first reads `signal`, so polling this instead costs nothing.
+   * Optional: a turn built by other code may leave it out, and a copy (`{ ...turn }`) does not
+   * carry it; read it through `isAborted`, which falls back on the signal.
+   */
+  readonly aborted?: boolean;
 }
 
 /**
@@ -61,6 +68,24 @@ export interface AgentBackend {
   /** The backend type name from config, for logs and audit. */
   readonly kind: string;
   run(turn: AgentTurn): AsyncIterable<AgentEvent>;
+  /**
+   * Optional fast path for a backend whose events never wait (no I/O, no timers): the same
+   * events as `run`, as a synchronous iterable. When it is present the executor bridge uses it
+   * instead of `run` and applies ready events without a round trip through the event loop.
+   */
+  runSync?(turn: AgentTurn): Iterable<AgentEvent>;
+}
+
+/**
+ * True once the turn was canceled: `turn.aborted` when the turn has it, else `turn.signal.aborted`.
+ *
+ * @example
+ * ```ts
+ * if (isAborted(turn)) return;
+ * ```
+ */
+export function isAborted(turn: AgentTurn): boolean {
+  return turn.aborted ?? turn.signal.aborted;
 }
 
 /** The text of a message's text parts, joined by newlines. */

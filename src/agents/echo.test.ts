@@ -64,6 +64,37 @@ describe('echo backend', () => {
     assert.deepEqual(events, [{ type: 'text', text: 'hi', last: true }]);
   });
 
+  it('offers the same events synchronously (runSync)', async () => {
+    const backend = createEchoBackend();
+    for (const parts of [[{ kind: 'text' as const, text: 'hello' }], []]) {
+      const sync = [...(backend.runSync?.(newTurn(parts)) ?? [])];
+      assert.deepEqual(sync, await collect(backend, newTurn(parts)));
+    }
+  });
+
+  it('polls turn.aborted when the turn has it, without reading the signal', () => {
+    let signalReads = 0;
+    let aborted = false;
+    const base = newTurn([{ kind: 'text', text: 'hi' }]);
+    const turn: AgentTurn = {
+      ...base,
+      get aborted() {
+        return aborted;
+      },
+      get signal() {
+        signalReads += 1;
+        return base.signal;
+      },
+    };
+    const events: AgentEvent[] = [];
+    for (const event of createEchoBackend().runSync?.(turn) ?? []) {
+      events.push(event);
+      aborted = true;
+    }
+    assert.deepEqual(events, [{ type: 'text', text: 'hi', last: true }]);
+    assert.equal(signalReads, 0);
+  });
+
   it('serves many turns independently (shared events are never mutated)', async () => {
     const backend = createEchoBackend();
     const first = await collect(backend, newTurn([]));

@@ -11,7 +11,7 @@
  * // { type: 'completed' }
  * ```
  */
-import { textOf, type AgentBackend, type AgentEvent, type AgentTurn } from './backend.js';
+import { isAborted, textOf, type AgentBackend, type AgentEvent, type AgentTurn } from './backend.js';
 
 /** What the caller sees when there was nothing to echo. */
 const NO_TEXT = '(no text)';
@@ -33,12 +33,20 @@ const COMPLETED_NO_TEXT: AgentEvent = Object.freeze({ type: 'completed', text: N
  * ```
  */
 export function createEchoBackend(): AgentBackend {
-  return { kind: 'echo', run: runEcho };
+  return { kind: 'echo', run: runEcho, runSync: echoEvents };
 }
 
-/** One echo turn. An already-aborted turn ends without an outcome, as the contract asks. */
+/** One echo turn, as the async contract asks: the events of `echoEvents`. */
 async function* runEcho(turn: AgentTurn): AsyncGenerator<AgentEvent> {
-  if (turn.signal.aborted) return;
+  yield* echoEvents(turn);
+}
+
+/**
+ * One echo turn. Nothing here waits, so the bridge pulls it synchronously (`runSync`). An
+ * already-aborted turn ends without an outcome, as the contract asks.
+ */
+function* echoEvents(turn: AgentTurn): Generator<AgentEvent, void, undefined> {
+  if (isAborted(turn)) return;
   const text = textOf(turn.message);
   if (text.length === 0) {
     yield COMPLETED_NO_TEXT;
@@ -46,6 +54,6 @@ async function* runEcho(turn: AgentTurn): AsyncGenerator<AgentEvent> {
   }
   yield { type: 'text', text, last: true };
   // The consumer may have canceled while we were suspended at the yield above.
-  if (turn.signal.aborted) return;
+  if (isAborted(turn)) return;
   yield COMPLETED;
 }

@@ -116,6 +116,36 @@ export const taskArb: fc.Arbitrary<Task> = fc.record(
   { requiredKeys: ['id', 'contextId', 'status', 'artifacts', 'history'] },
 );
 
+/** Strings JSON must escape (quotes, backslashes, controls, lone surrogates) mixed with ones it must not. */
+export const escapeArb = fc.string({
+  maxLength: 12,
+  unit: fc.constantFrom('a', 'é', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800', '\udfff', '😀'),
+});
+
+/** A task with `text` in every string field a codec writes (ids included: encoders do not validate). */
+export function taskWithStrings(text: string): Task {
+  const message: Message = {
+    messageId: text,
+    role: 'agent',
+    parts: [{ kind: 'text', text, mediaType: text, filename: text, metadata: { [text]: text } }],
+    contextId: text,
+    taskId: text,
+    metadata: { [text]: [text] },
+    extensions: [text],
+    referenceTaskIds: [text],
+  };
+  return {
+    id: text,
+    contextId: text,
+    status: { state: 'completed', message, timestamp: text },
+    artifacts: [
+      { artifactId: text, name: text, description: text, parts: [{ kind: 'text', text }], extensions: [text] },
+    ],
+    history: [message, { messageId: text, role: 'user', parts: [{ kind: 'text', text }] }],
+    metadata: { [text]: text },
+  };
+}
+
 export const sendResultArb: fc.Arbitrary<SendResult> = fc.oneof(
   taskArb.map((task) => ({ kind: 'task' as const, task })),
   messageArb(fc.constant('agent')).map((message) => ({ kind: 'message' as const, message })),

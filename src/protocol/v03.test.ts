@@ -13,12 +13,13 @@ import type {
   Task,
   TaskStatus,
 } from './model.js';
-import { V03_METHODS, v03 } from './v03.js';
+import { V03_JSON, V03_METHODS, v03 } from './v03.js';
 import { v10 } from './v10.js';
 import { UNKNOWN_TIMESTAMP } from './validate.js';
 import {
   assertA2AError,
   cardArb,
+  escapeArb,
   hostileArb,
   listParamsArb,
   listResultArb,
@@ -28,6 +29,7 @@ import {
   sendResultArb,
   streamEventArb,
   taskArb,
+  taskWithStrings,
 } from './arbitraries.test.js';
 
 function json<T>(value: T): T {
@@ -767,6 +769,36 @@ describe('v03 agent card', () => {
       () => v03.decodeCard({ ...base, capabilities: { streaming: 'yes' } }),
       'INVALID_AGENT_RESPONSE',
       'card.capabilities.streaming',
+    );
+  });
+});
+
+describe('v03 JSON writers (property)', () => {
+  it('write exactly JSON.stringify of the send-result encoder', () => {
+    fc.assert(
+      fc.property(sendResultArb, (result) => {
+        assert.equal(V03_JSON.sendResult(result), JSON.stringify(v03.encodeSendResult(result)));
+      }),
+    );
+  });
+
+  it('write exactly JSON.stringify of the task encoder', () => {
+    fc.assert(
+      fc.property(taskArb, (task) => {
+        assert.equal(V03_JSON.task(task), JSON.stringify(v03.encodeTask(task)));
+      }),
+    );
+  });
+
+  it('escape what JSON escapes, in every field', () => {
+    fc.assert(
+      fc.property(escapeArb, (text) => {
+        const task = taskWithStrings(text);
+        assert.equal(V03_JSON.task(task), JSON.stringify(v03.encodeTask(task)));
+        const message = task.history[0] as Message;
+        const result = { kind: 'message' as const, message };
+        assert.equal(V03_JSON.sendResult(result), JSON.stringify(v03.encodeSendResult(result)));
+      }),
     );
   });
 });

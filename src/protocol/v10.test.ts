@@ -4,11 +4,12 @@ import fc from 'fast-check';
 import { A2AError } from './errors.js';
 import type { A2ARequest, AgentCard, Message, StreamEvent, Task } from './model.js';
 import { isTerminalState } from './model.js';
-import { V10_METHODS, v10 } from './v10.js';
+import { V10_JSON, V10_METHODS, v10 } from './v10.js';
 import { UNKNOWN_TIMESTAMP } from './validate.js';
 import {
   assertA2AError,
   cardArb,
+  escapeArb,
   hostileArb,
   listResultArb,
   messageArb,
@@ -18,6 +19,7 @@ import {
   sendResultArb,
   streamEventArb,
   taskArb,
+  taskWithStrings,
 } from './arbitraries.test.js';
 
 /** Through real JSON, as the wire would carry it. */
@@ -819,5 +821,35 @@ describe('v10 proto field names', () => {
       message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { some_key: 1 } },
     });
     if (send.method === 'send') assert.deepEqual(send.params.message.metadata, { some_key: 1 });
+  });
+});
+
+describe('v10 JSON writers (property)', () => {
+  it('write exactly JSON.stringify of the send-result encoder', () => {
+    fc.assert(
+      fc.property(sendResultArb, (result) => {
+        assert.equal(V10_JSON.sendResult(result), JSON.stringify(v10.encodeSendResult(result)));
+      }),
+    );
+  });
+
+  it('write exactly JSON.stringify of the task encoder', () => {
+    fc.assert(
+      fc.property(taskArb, (task) => {
+        assert.equal(V10_JSON.task(task), JSON.stringify(v10.encodeTask(task)));
+      }),
+    );
+  });
+
+  it('escape what JSON escapes, in every field', () => {
+    fc.assert(
+      fc.property(escapeArb, (text) => {
+        const task = taskWithStrings(text);
+        assert.equal(V10_JSON.task(task), JSON.stringify(v10.encodeTask(task)));
+        const message = task.history[0] as Message;
+        const result = { kind: 'message' as const, message };
+        assert.equal(V10_JSON.sendResult(result), JSON.stringify(v10.encodeSendResult(result)));
+      }),
+    );
   });
 });

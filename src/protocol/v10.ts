@@ -38,6 +38,7 @@ import type {
   TaskState,
   TaskStatus,
   TaskStatusUpdateEvent,
+  TextPart,
 } from './model.js';
 import { isTerminalState } from './model.js';
 import { decodeAnyCard, encodeCardV10 } from './card.js';
@@ -61,6 +62,7 @@ import {
   decodeTaskWith,
   guard,
   isAbsent,
+  jsonString,
   optBool,
   optHistoryLength,
   optId,
@@ -70,7 +72,7 @@ import {
   optStringList,
   setPartExtras,
 } from './validate.js';
-import type { Ctx, Rec, WireFormat } from './validate.js';
+import type { Ctx, JsonWriters, Rec, WireFormat } from './validate.js';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (what goes into `params` / `result`)
@@ -392,6 +394,92 @@ function encodeListResult(result: ListTasksResult): V10ListTasksResponse {
     totalSize: result.totalSize,
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// JSON writers (hot path): the JSON text of the encoders' results, written without building
+// them. Each writes exactly `JSON.stringify` of its encoder's result, key order included; text
+// parts (nearly all parts) are written here, any other part goes through its encoder.
+
+function writeParts(parts: readonly Part[]): string {
+  let out = '[';
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as Part;
+    if (i > 0) out += ',';
+    out += part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
+  }
+  return `${out}]`;
+}
+
+function writeTextPart(part: TextPart): string {
+  let out = `{"text":${jsonString(part.text)}`;
+  if (part.mediaType !== undefined) out += `,"mediaType":${jsonString(part.mediaType)}`;
+  if (part.filename !== undefined) out += `,"filename":${jsonString(part.filename)}`;
+  if (part.metadata !== undefined) out += `,"metadata":${JSON.stringify(part.metadata)}`;
+  return `${out}}`;
+}
+
+function writeMessage(message: Message): string {
+  let out = `{"messageId":${jsonString(message.messageId)},"role":${jsonString(ROLE_TO_WIRE[message.role])}`;
+  out += `,"parts":${writeParts(message.parts)}`;
+  if (message.contextId !== undefined) out += `,"contextId":${jsonString(message.contextId)}`;
+  if (message.taskId !== undefined) out += `,"taskId":${jsonString(message.taskId)}`;
+  if (message.metadata !== undefined) out += `,"metadata":${JSON.stringify(message.metadata)}`;
+  if (message.extensions !== undefined) out += `,"extensions":${JSON.stringify(message.extensions)}`;
+  if (message.referenceTaskIds !== undefined) out += `,"referenceTaskIds":${JSON.stringify(message.referenceTaskIds)}`;
+  return `${out}}`;
+}
+
+function writeStatus(status: TaskStatus): string {
+  const message = status.message === undefined ? '' : `,"message":${writeMessage(status.message)}`;
+  return `{"state":${jsonString(STATE_TO_WIRE[status.state])}${message},"timestamp":${jsonString(status.timestamp)}}`;
+}
+
+function writeArtifact(artifact: Artifact): string {
+  let out = `{"artifactId":${jsonString(artifact.artifactId)},"parts":${writeParts(artifact.parts)}`;
+  if (artifact.name !== undefined) out += `,"name":${jsonString(artifact.name)}`;
+  if (artifact.description !== undefined) out += `,"description":${jsonString(artifact.description)}`;
+  if (artifact.metadata !== undefined) out += `,"metadata":${JSON.stringify(artifact.metadata)}`;
+  if (artifact.extensions !== undefined) out += `,"extensions":${JSON.stringify(artifact.extensions)}`;
+  return `${out}}`;
+}
+
+function writeTask(task: Task): string {
+  let out = `{"id":${jsonString(task.id)},"contextId":${jsonString(task.contextId)}`;
+  out += `,"status":${writeStatus(task.status)}`;
+  if (task.artifacts.length > 0) {
+    out += ',"artifacts":[';
+    for (let i = 0; i < task.artifacts.length; i++) {
+      if (i > 0) out += ',';
+      out += writeArtifact(task.artifacts[i] as Artifact);
+    }
+    out += ']';
+  }
+  if (task.history.length > 0) {
+    out += ',"history":[';
+    for (let i = 0; i < task.history.length; i++) {
+      if (i > 0) out += ',';
+      out += writeMessage(task.history[i] as Message);
+    }
+    out += ']';
+  }
+  if (task.metadata !== undefined) out += `,"metadata":${JSON.stringify(task.metadata)}`;
+  return `${out}}`;
+}
+
+function writeSendResult(result: SendResult): string {
+  return result.kind === 'task' ? `{"task":${writeTask(result.task)}}` : `{"message":${writeMessage(result.message)}}`;
+}
+
+/**
+ * v1.0 results as JSON text: `V10_JSON.sendResult(r) === JSON.stringify(v10.encodeSendResult(r))`
+ * and `V10_JSON.task(t) === JSON.stringify(v10.encodeTask(t))`, without the wire objects.
+ *
+ * @example
+ * ```ts
+ * const body = `{"jsonrpc":"2.0","id":1,"result":${V10_JSON.sendResult(result)}}`;
+ * ```
+ */
+export const V10_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask };
 
 /**
  * JSON-RPC error with the v1.0 details (§9.5): always an ErrorInfo; a BadRequest field

@@ -18,7 +18,18 @@
  */
 import { A2A_ERRORS, A2AError, errorCodeForNumber, invalidParams } from './errors.js';
 import type { A2AErrorCode } from './errors.js';
-import type { Artifact, JsonObject, JsonValue, Message, Part, Role, Task, TaskState, TaskStatus } from './model.js';
+import type {
+  Artifact,
+  JsonObject,
+  JsonValue,
+  Message,
+  Part,
+  Role,
+  SendResult,
+  Task,
+  TaskState,
+  TaskStatus,
+} from './model.js';
 
 /** A JSON object as it arrives: known keys are read one by one and checked. */
 export type Rec = Record<string, unknown>;
@@ -512,6 +523,41 @@ export function statusTimestamp(value: unknown, path: string, ctx: Ctx): string 
 }
 
 // ---------------------------------------------------------------------------------------------
+// JSON text (the encoders' fast path)
+
+/**
+ * A codec's results as JSON text, written directly rather than built as wire objects and then
+ * serialised: `sendResult(r) === JSON.stringify(dialect.encodeSendResult(r))`, byte for byte.
+ *
+ * @example
+ * ```ts
+ * const body = `{"jsonrpc":"2.0","id":1,"result":${V03_JSON.sendResult(result)}}`;
+ * ```
+ */
+export interface JsonWriters {
+  sendResult(result: SendResult): string;
+  task(task: Task): string;
+}
+
+/** A string JSON carries as it is: no quote, backslash, control character or surrogate. */
+// eslint-disable-next-line no-control-regex
+const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * `JSON.stringify(value)` for a string; the common string needs no escaping and skips the
+ * general serialiser.
+ *
+ * @example
+ * ```ts
+ * jsonString('hi');     // '"hi"'
+ * jsonString('say "x"'); // '"say \\"x\\""'
+ * ```
+ */
+export function jsonString(value: string): string {
+  return PLAIN_JSON_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Error safety net
 
 /**
@@ -604,9 +650,8 @@ export function decodeParts(w: WireFormat, value: unknown, path: string, ctx: Ct
   if (!Array.isArray(value)) throw ctx.fail(path, isAbsent(value) ? 'is required' : 'must be an array');
   if (ctx.inbound && value.length === 0) throw ctx.fail(path, 'must not be empty');
   if (value.length > LIMITS.parts) throw ctx.fail(path, `must have at most ${LIMITS.parts} items`);
-  const parts: Part[] = [];
-  for (let i = 0; i < value.length; i++) parts.push(w.decodePart(value[i], `${path}[${i}]`, ctx));
-  return parts;
+  // map, not push: the array is exactly as long as its parts, and a stored message keeps it.
+  return (value as unknown[]).map((item, i) => w.decodePart(item, `${path}[${i}]`, ctx));
 }
 
 /**

@@ -9,7 +9,7 @@
  * const outcome = auth.authenticate(req.headers.authorization, 'echo', isLoopback, agent.anonymousLoopback);
  * ```
  */
-import { timingSafeEqual } from 'node:crypto';
+import crypto, { timingSafeEqual } from 'node:crypto';
 import type { ClientEntry } from '../config/load.js';
 import { hashToken } from '../config/tokens.js';
 
@@ -30,6 +30,18 @@ export type AuthOutcome =
   | { ok: false; status: 403; reason: 'agent_not_allowed'; principal: Principal };
 
 const BEARER = /^Bearer[ \t]+([!-~]{1,4096})[ \t]*$/i;
+
+/**
+ * One-shot `crypto.hash` (Node 20.12+): the same SHA-256 digest of the token's UTF-8 bytes as
+ * `hashToken`, without a Hash object per request. Older Node versions use `hashToken`.
+ */
+const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
+
+/** The hex SHA-256 digest of a presented token, as `hashToken(token).toString('hex')`. */
+function tokenDigestHex(token: string): string {
+  return oneShotHash === undefined ? hashToken(token).toString('hex') : oneShotHash('sha256', token, 'hex');
+}
+
 const ANONYMOUS_ID = 'anonymous';
 
 export function principalKey(kind: Principal['kind'], clientId: string, actingAgent: string, subject: string): string {
@@ -74,9 +86,9 @@ export class ClientAuthenticator {
     }
     const match = BEARER.exec(authorization);
     if (match === null) return { ok: false, status: 401, reason: 'invalid_credentials' };
-    const digest = hashToken(match[1] as string);
-    const entry = this.#byDigest.get(digest.toString('hex'));
-    if (entry === undefined || !timingSafeEqual(entry.client.tokenDigest, digest)) {
+    const digest = tokenDigestHex(match[1] as string);
+    const entry = this.#byDigest.get(digest);
+    if (entry === undefined || !timingSafeEqual(entry.client.tokenDigest, Buffer.from(digest, 'hex'))) {
       return { ok: false, status: 401, reason: 'invalid_credentials' };
     }
     if (!entry.client.agents.has(slug)) {

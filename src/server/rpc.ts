@@ -20,9 +20,10 @@ import {
   type JsonRpcId,
 } from '../protocol/jsonrpc.js';
 import type { AgentCard, A2ARequest, StreamEvent } from '../protocol/model.js';
-import { v03 } from '../protocol/v03.js';
+import { V03_JSON, v03 } from '../protocol/v03.js';
+import type { JsonWriters } from '../protocol/validate.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
-import { v10 } from '../protocol/v10.js';
+import { V10_JSON, v10 } from '../protocol/v10.js';
 import type { CallContext, TaskService } from '../tasks/service.js';
 
 /** What the dispatcher needs from the server around it. */
@@ -73,19 +74,34 @@ export async function dispatchRpc(body: Buffer, versionHeader: string | undefine
   }
 }
 
+/** Codecs that write their most common results as JSON text directly (see JsonWriters). */
+const JSON_WRITERS: ReadonlyMap<Dialect, JsonWriters> = new Map<Dialect, JsonWriters>([
+  [v03, V03_JSON],
+  [v10, V10_JSON],
+]);
+
 async function run(request: A2ARequest, dialect: Dialect, id: JsonRpcId, call: RpcCall): Promise<RpcOutcome> {
   const { service, context } = call;
+  const writers = JSON_WRITERS.get(dialect);
   switch (request.method) {
-    case 'send':
-      return json(id, dialect.encodeSendResult(await service.send(context, request.params)));
+    case 'send': {
+      const result = await service.send(context, request.params);
+      return writers === undefined
+        ? json(id, dialect.encodeSendResult(result))
+        : jsonText(id, writers.sendResult(result));
+    }
     case 'stream':
       return stream(id, dialect, await service.stream(context, request.params));
-    case 'get':
-      return json(id, dialect.encodeTask(await service.get(context, request.params.id, request.params.historyLength)));
+    case 'get': {
+      const task = await service.get(context, request.params.id, request.params.historyLength);
+      return writers === undefined ? json(id, dialect.encodeTask(task)) : jsonText(id, writers.task(task));
+    }
     case 'list':
       return json(id, dialect.encodeListResult(await service.list(context, request.params)));
-    case 'cancel':
-      return json(id, dialect.encodeTask(await service.cancel(context, request.params.id)));
+    case 'cancel': {
+      const task = await service.cancel(context, request.params.id);
+      return writers === undefined ? json(id, dialect.encodeTask(task)) : jsonText(id, writers.task(task));
+    }
     case 'subscribe':
       return stream(id, dialect, await service.subscribe(context, request.params.id));
     case 'push-config':
@@ -100,6 +116,11 @@ async function run(request: A2ARequest, dialect: Dialect, id: JsonRpcId, call: R
 
 function json(id: JsonRpcId, result: unknown): RpcOutcome {
   return { kind: 'json', body: JSON.stringify(jsonRpcResult(id, result)) };
+}
+
+/** As `json`, for a result that is already JSON text: the same bytes as `JSON.stringify(jsonRpcResult(...))`. */
+function jsonText(id: JsonRpcId, result: string): RpcOutcome {
+  return { kind: 'json', body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}` };
 }
 
 function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEvent>): RpcOutcome {

@@ -9,7 +9,6 @@
  * const result = await service.send(caller, { message, configuration: { returnImmediately: false } });
  * ```
  */
-import { randomUUID } from 'node:crypto';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
 import { A2AError } from '../protocol/errors.js';
 import {
@@ -26,6 +25,7 @@ import {
   type TaskState,
   type TaskStatus,
 } from '../protocol/model.js';
+import { isoNow, newId } from './ids.js';
 import { LocalTaskEventBus, type TaskEventBus } from './events.js';
 import { EventQueue } from './queue.js';
 import { deriveSessionId, OUTBOUND_ID_PREFIX } from './session.js';
@@ -55,74 +55,167 @@ export interface TaskServiceOptions {
 interface LiveTask {
   owner: string;
   task: Task;
-  controller: AbortController;
-  /** Store writes, chained so they land in order. Rejects while the newest write failed. */
+  /**
+   * Created on demand: when the backend first reads `turn.signal`, or when the turn is aborted.
+   * Most turns never look at their signal, and an AbortSignal is costly to create.
+   */
+  controller: AbortController | undefined;
+  /** True once the turn was aborted (canceled, not stored, shut down); never goes back. */
+  aborted: boolean;
+  /** The reason the turn was aborted with, for a signal created after the abort. */
+  abortReason: Error | undefined;
+  /** The turn's events, once the backend was asked for them. */
+  source: TurnSource | undefined;
+  /** Store writes, chained so they land in order. Never rejects: see `writeFailed`. */
   writes: Promise<void>;
   /** A write is queued and has not started: it will take whatever `task` is then. */
   writeQueued: boolean;
+  /** The newest finished write failed; cleared by the next write that succeeds. */
+  writeFailed: boolean;
+  /** What the failed write threw. */
+  writeError: unknown;
+  /** The task reached a terminal or interrupted state (its final status event was published). */
+  paused: boolean;
+  /** Wakes a blocking send waiting for `paused`. */
+  onPause: (() => void) | undefined;
   /** The id of the artifact text chunks go to, once the first chunk arrived. */
   replyArtifactId?: string;
 }
 
+/** The turn as the bridge builds it: its lazy properties read this state (see newTurn). */
+interface BridgeTurn extends AgentTurn {
+  readonly [TURN_STATE]: TurnState;
+}
+
+/** What a turn's lazy properties are derived from. */
+interface TurnState {
+  readonly ctx: CallContext;
+  readonly live: LiveTask;
+  sessionId: string | undefined;
+}
+
+const TURN_STATE = Symbol('airlock.turnState');
+
+/** A backend's events: pulled synchronously when the backend offers them that way (`runSync`). */
+type TurnSource = { sync: true; iterator: Iterator<AgentEvent> } | { sync: false; iterator: AsyncIterator<AgentEvent> };
+
 const MAX_CONTEXT_ID = 256;
+/** Most principals whose owner keys #ownerOf keeps. */
+const OWNER_CACHE_LIMIT = 1024;
 
 export class TaskService {
   readonly #store: TaskStore;
   readonly #bus: TaskEventBus;
   readonly #log: ServiceLogger;
-  readonly #now: () => Date;
+  readonly #now: (() => Date) | undefined;
   readonly #live = new Map<string, LiveTask>();
+  /** Owner keys by principal key, then agent slug (see #ownerOf). */
+  readonly #owners = new Map<string, Map<string, string>>();
 
   constructor(options: TaskServiceOptions) {
     this.#store = options.store;
     this.#bus = options.bus ?? new LocalTaskEventBus();
     this.#log = options.logger ?? (() => undefined);
-    this.#now = options.now ?? (() => new Date());
+    this.#now = options.now;
   }
 
   /** SendMessage: starts or resumes a task; blocks until terminal or interrupted unless told not to. */
-  async send(ctx: CallContext, params: SendParams): Promise<SendResult> {
-    const started = await this.#start(ctx, params);
-    if (started.kind === 'message') return started;
-    const { live, first } = started;
+  send(ctx: CallContext, params: SendParams): Promise<SendResult> {
+    const resuming = params.message.taskId !== undefined;
+    return ctx.backend.runSync !== undefined && !params.configuration.returnImmediately
+      ? this.#sendReady(ctx, params, resuming)
+      : this.#sendTurn(ctx, params, resuming);
+  }
+
+  async #sendTurn(ctx: CallContext, params: SendParams, resuming: boolean): Promise<SendResult> {
+    const incoming = params.message;
+    const live = resuming
+      ? await this.#resume(this.#ownerOf(ctx), incoming)
+      : this.#create(this.#ownerOf(ctx), incoming, true);
+    const source = this.#open(ctx, live, resuming);
     const historyLength = params.configuration.historyLength;
     if (params.configuration.returnImmediately) {
+      await this.#acknowledge(live);
       const snapshot = live.task;
-      void this.#drive(live, first, ctx);
+      this.#drive(live, undefined, ctx);
       return { kind: 'task', task: withHistory(snapshot, historyLength) };
     }
-    const settled = this.#waitForPause(live);
-    void this.#drive(live, first, ctx);
-    await settled;
-    await live.writes;
+    const first = source.sync
+      ? this.#firstSync(ctx, live, source.iterator)
+      : await this.#firstAsync(ctx, live, source.iterator);
+    if (!resuming && isDirectReply(first)) return { kind: 'message', message: this.#directReply(live, source, first) };
+    await this.#acknowledge(live);
+    this.#drive(live, first, ctx);
+    if (!live.paused) {
+      await new Promise<void>((resolve) => {
+        live.onPause = resolve;
+      });
+    }
+    await flushed(live);
     return { kind: 'task', task: withHistory(live.task, historyLength) };
+  }
+
+  /**
+   * A blocking send to a backend whose events are all ready (`runSync`). Its turn runs to its
+   * outcome in one synchronous step, so no other request can see the task before it pauses or
+   * ends. The task is therefore stored once, in the state it reached, and that write is made
+   * before the caller hears of the task and refused exactly as #acknowledge refuses: the task
+   * is still stored before it is acknowledged. A new task is not even listed as running (nobody
+   * can know its id yet); a resumed one is, so that a concurrent resume is refused as busy.
+   */
+  async #sendReady(ctx: CallContext, params: SendParams, resuming: boolean): Promise<SendResult> {
+    const incoming = params.message;
+    const live = resuming
+      ? await this.#resume(this.#ownerOf(ctx), incoming)
+      : this.#create(this.#ownerOf(ctx), incoming, false);
+    // #open takes `runSync` whenever the backend has it: the source is synchronous.
+    const source = this.#open(ctx, live, resuming) as Extract<TurnSource, { sync: true }>;
+    const first = this.#firstSync(ctx, live, source.iterator);
+    if (!resuming && isDirectReply(first)) return { kind: 'message', message: this.#directReply(live, source, first) };
+    // The turn's one write, made below: every change until then rides along with it.
+    live.writeQueued = true;
+    this.#drive(live, first, ctx);
+    live.writeQueued = false;
+    try {
+      await this.#store.put(live.owner, live.task);
+    } catch (error) {
+      throw storeRefusal(error);
+    }
+    return { kind: 'task', task: withHistory(live.task, params.configuration.historyLength) };
   }
 
   /** SendStreamingMessage: the Task first (or a single Message), then its updates until it pauses or ends. */
   async stream(ctx: CallContext, params: SendParams): Promise<AsyncIterable<StreamEvent>> {
     // Streams always follow the turn: returnImmediately has no meaning here (§3.2.2).
-    const started = await this.#start(ctx, {
-      ...params,
-      configuration: { ...params.configuration, returnImmediately: false },
-    });
-    if (started.kind === 'message') return eventsOf({ kind: 'message', message: started.message });
-    const { live, first } = started;
+    const incoming = params.message;
+    const resuming = incoming.taskId !== undefined;
+    const live = resuming
+      ? await this.#resume(this.#ownerOf(ctx), incoming)
+      : this.#create(this.#ownerOf(ctx), incoming, true);
+    const source = this.#open(ctx, live, resuming);
+    const first = source.sync
+      ? this.#firstSync(ctx, live, source.iterator)
+      : await this.#firstAsync(ctx, live, source.iterator);
+    if (!resuming && isDirectReply(first)) {
+      return eventsOf({ kind: 'message', message: this.#directReply(live, source, first) });
+    }
+    await this.#acknowledge(live);
     const queue = this.#follow(live.task.id);
     queue.first({ kind: 'task', task: withHistory(live.task, params.configuration.historyLength) });
-    void this.#drive(live, first, ctx);
+    this.#drive(live, first, ctx);
     return queue.events;
   }
 
   /** GetTask. Another owner's task is answered exactly like a missing one. */
   async get(ctx: CallContext, id: string, historyLength?: number): Promise<Task> {
-    const task = await this.#find(ownerOf(ctx), id);
+    const task = await this.#find(this.#ownerOf(ctx), id);
     if (task === undefined) throw new A2AError('TASK_NOT_FOUND');
     return withHistory(task, historyLength);
   }
 
   /** ListTasks, newest first, only the caller's own tasks. */
   async list(ctx: CallContext, params: ListTasksParams): Promise<ListTasksResult> {
-    const page = await this.#store.list(ownerOf(ctx), {
+    const page = await this.#store.list(this.#ownerOf(ctx), {
       pageSize: params.pageSize,
       ...(params.contextId !== undefined && { contextId: params.contextId }),
       ...(params.status !== undefined && { status: params.status }),
@@ -139,7 +232,7 @@ export class TaskService {
 
   /** CancelTask: aborts the running turn; -32002 for a task that already ended. */
   async cancel(ctx: CallContext, id: string): Promise<Task> {
-    const owner = ownerOf(ctx);
+    const owner = this.#ownerOf(ctx);
     let live = this.#liveFor(owner, id);
     if (live === undefined) {
       const stored = await this.#find(owner, id);
@@ -155,11 +248,12 @@ export class TaskService {
       }
     }
     if (isTerminalState(live.task.status.state)) throw notCancelable(live.task.status.state);
-    live.controller.abort(new Error('task canceled'));
+    abortTurn(live, new Error('task canceled'));
     this.#commit(live, this.#withStatus(live.task, 'canceled'));
     this.#bus.publish(id, statusEvent(live.task, true));
+    pause(live);
     this.#release(live);
-    await live.writes;
+    await flushed(live);
     return live.task;
   }
 
@@ -169,7 +263,7 @@ export class TaskService {
    * answers it. -32004 for a task that already ended.
    */
   async subscribe(ctx: CallContext, id: string): Promise<AsyncIterable<StreamEvent>> {
-    const owner = ownerOf(ctx);
+    const owner = this.#ownerOf(ctx);
     let task = this.#liveFor(owner, id)?.task;
     if (task === undefined) {
       task = await this.#find(owner, id);
@@ -186,10 +280,11 @@ export class TaskService {
   async close(): Promise<void> {
     const pending: Promise<void>[] = [];
     for (const live of this.#live.values()) {
-      live.controller.abort(new Error('gateway shutting down'));
+      abortTurn(live, new Error('gateway shutting down'));
       this.#commit(live, this.#withStatus(live.task, 'failed', 'The gateway shut down before the task finished.'));
       this.#bus.publish(live.task.id, statusEvent(live.task, true));
-      pending.push(live.writes);
+      pause(live);
+      pending.push(flushed(live));
     }
     this.#live.clear();
     await Promise.allSettled(pending);
@@ -203,64 +298,57 @@ export class TaskService {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Creates or resumes the task and pulls the backend's first event, so that a direct
-   * Message reply can be returned without ever creating a task.
+   * Hands the turn to the backend: builds the turn and asks for its events. The first event is
+   * pulled by the caller (#firstSync/#firstAsync), so that a direct Message reply can be
+   * returned without ever creating a task.
    */
-  async #start(
-    ctx: CallContext,
-    params: SendParams,
-  ): Promise<
-    | { kind: 'message'; message: Message }
-    | { kind: 'task'; live: LiveTask; first: IteratorResult<AgentEvent> | undefined }
-  > {
-    const owner = ownerOf(ctx);
-    const incoming = params.message;
-    const resuming = incoming.taskId !== undefined;
-    const live = resuming ? await this.#resume(owner, incoming) : this.#create(owner, incoming);
-    const task = live.task;
-    const userMessage = task.history[task.history.length - 1] as Message;
-    let sessionId: string | undefined;
-    const turn: AgentTurn = {
-      // Derived on first use: most turns of simple backends never ask for it.
-      get sessionId() {
-        return (sessionId ??= deriveSessionId(ctx.principalKey, ctx.agentSlug, task.contextId));
-      },
-      taskId: task.id,
-      contextId: task.contextId,
-      message: userMessage,
-      task,
-      resumed: resuming,
-      signal: live.controller.signal,
-    };
-    const iterator = ctx.backend.run(turn)[Symbol.asyncIterator]();
-    liveIterators.set(live, iterator);
-
-    if (params.configuration.returnImmediately) {
-      await this.#acknowledge(live, iterator);
-      return { kind: 'task', live, first: undefined };
-    }
-    let first: IteratorResult<AgentEvent>;
+  #open(ctx: CallContext, live: LiveTask, resuming: boolean): TurnSource {
+    const turn = newTurn(ctx, live, resuming);
+    const backend = ctx.backend;
+    let source: TurnSource;
     try {
-      first = await iterator.next();
+      source =
+        backend.runSync !== undefined
+          ? { sync: true, iterator: backend.runSync(turn)[Symbol.iterator]() }
+          : { sync: false, iterator: backend.run(turn)[Symbol.asyncIterator]() };
     } catch (error) {
-      this.#logBackendError(ctx, task.id, error);
-      first = { done: false, value: { type: 'failed', reason: 'The agent failed to process the message.' } };
-    }
-    if (!first.done && first.value.type === 'message' && !resuming) {
+      // A backend that throws before its first event: the task must not stay live.
       this.#release(live);
-      void iterator.return?.();
-      return {
-        kind: 'message',
-        message: {
-          messageId: randomUUID(),
-          role: 'agent',
-          parts: first.value.parts,
-          contextId: task.contextId,
-        },
-      };
+      throw error;
     }
-    await this.#acknowledge(live, iterator);
-    return { kind: 'task', live, first };
+    live.source = source;
+    return source;
+  }
+
+  /** The turn's first event; a backend that throws fails the turn (the detail is logged). */
+  #firstSync(ctx: CallContext, live: LiveTask, iterator: Iterator<AgentEvent>): IteratorResult<AgentEvent> {
+    try {
+      return iterator.next();
+    } catch (error) {
+      this.#logBackendError(ctx, live.task.id, error);
+      return BACKEND_FAILED;
+    }
+  }
+
+  async #firstAsync(
+    ctx: CallContext,
+    live: LiveTask,
+    iterator: AsyncIterator<AgentEvent>,
+  ): Promise<IteratorResult<AgentEvent>> {
+    try {
+      return await iterator.next();
+    } catch (error) {
+      this.#logBackendError(ctx, live.task.id, error);
+      return BACKEND_FAILED;
+    }
+  }
+
+  /** A direct reply: the task is dropped before anyone heard of it, and the turn ends. */
+  #directReply(live: LiveTask, source: TurnSource, first: { value: { parts: Message['parts'] } }): Message {
+    this.#release(live);
+    live.source = undefined;
+    closeSource(source);
+    return { messageId: newId(), role: 'agent', parts: first.value.parts, contextId: live.task.contextId };
   }
 
   /**
@@ -268,35 +356,34 @@ export class TaskService {
    * turn is abandoned and the caller gets the store's error instead of a task id that
    * leads nowhere.
    */
-  async #acknowledge(live: LiveTask, iterator: AsyncIterator<AgentEvent>): Promise<void> {
+  async #acknowledge(live: LiveTask): Promise<void> {
     this.#commit(live, live.task);
-    try {
-      await live.writes;
-    } catch (error) {
-      live.controller.abort(new Error('task could not be stored'));
-      this.#release(live);
-      liveIterators.delete(live);
-      void Promise.resolve(iterator.return?.()).catch(() => undefined);
-      throw error instanceof A2AError
-        ? error
-        : new A2AError('INTERNAL', 'The task could not be stored; try again later');
-    }
+    await live.writes;
+    if (!live.writeFailed) return;
+    const error = live.writeError;
+    abortTurn(live, new Error('task could not be stored'));
+    this.#release(live);
+    const source = live.source;
+    live.source = undefined;
+    if (source !== undefined) closeSource(source);
+    throw storeRefusal(error);
   }
 
-  #create(owner: string, incoming: Message): LiveTask {
-    const contextId = incoming.contextId ?? randomUUID();
+  /** A new task; `track` lists it as running (see #sendReady for when it need not be). */
+  #create(owner: string, incoming: Message, track: boolean): LiveTask {
+    const contextId = incoming.contextId ?? newId();
     if (contextId.length > MAX_CONTEXT_ID)
       throw new A2AError('INVALID_PARAMS', 'Invalid params: contextId is too long');
-    const id = randomUUID();
-    const message: Message = { ...incoming, taskId: id, contextId };
+    const id = newId();
+    const message = withIds(incoming, id, contextId);
     const task: Task = {
       id,
       contextId,
-      status: { state: 'submitted', timestamp: this.#now().toISOString() },
+      status: { state: 'submitted', timestamp: this.#timestamp() },
       artifacts: [],
       history: [message],
     };
-    return this.#register(owner, task);
+    return this.#register(owner, task, track);
   }
 
   async #resume(owner: string, incoming: Message): Promise<LiveTask> {
@@ -316,24 +403,31 @@ export class TaskService {
       );
     }
     if (!isInterruptedState(stored.status.state) || this.#liveFor(owner, id) !== undefined) throw busy();
-    const message: Message = { ...incoming, taskId: id, contextId: stored.contextId };
+    const message = withIds(incoming, id, stored.contextId);
     const resumed: Task = {
       ...stored,
       history: [...stored.history, message],
-      status: { state: 'working', timestamp: this.#now().toISOString() },
+      status: { state: 'working', timestamp: this.#timestamp() },
     };
-    return this.#register(owner, resumed);
+    return this.#register(owner, resumed, true);
   }
 
-  #register(owner: string, task: Task): LiveTask {
+  #register(owner: string, task: Task, track: boolean): LiveTask {
     const live: LiveTask = {
       owner,
       task,
-      controller: new AbortController(),
-      writes: Promise.resolve(),
+      controller: undefined,
+      aborted: false,
+      abortReason: undefined,
+      source: undefined,
+      writes: RESOLVED,
       writeQueued: false,
+      writeFailed: false,
+      writeError: undefined,
+      paused: false,
+      onPause: undefined,
     };
-    this.#live.set(task.id, live);
+    if (track) this.#live.set(task.id, live);
     return live;
   }
 
@@ -341,36 +435,87 @@ export class TaskService {
     if (this.#live.get(live.task.id) === live) this.#live.delete(live.task.id);
   }
 
-  /** Runs the turn to its outcome. Never throws: failures become a failed task. */
-  async #drive(live: LiveTask, first: IteratorResult<AgentEvent> | undefined, ctx: CallContext): Promise<void> {
-    const iterator = liveIterators.get(live);
-    if (iterator === undefined) return;
-    const signal = live.controller.signal;
+  /**
+   * Runs the turn to its outcome. Never throws: failures become a failed task. A synchronous
+   * source is pulled without awaiting, so such a turn is over when this returns.
+   */
+  #drive(live: LiveTask, first: IteratorResult<AgentEvent> | undefined, ctx: CallContext): void {
+    const source = live.source;
+    // No source: the turn was refused, or canceled before it could start.
+    if (source === undefined || live.aborted) return;
+    if (source.sync) this.#driveSync(live, source.iterator, first, ctx);
+    else void this.#driveAsync(live, source.iterator, first, ctx);
+  }
+
+  #driveSync(
+    live: LiveTask,
+    iterator: Iterator<AgentEvent>,
+    first: IteratorResult<AgentEvent> | undefined,
+    ctx: CallContext,
+  ): void {
+    try {
+      if (live.task.status.state !== 'working') this.#transition(live, 'working');
+      let next = first ?? iterator.next();
+      while (!live.aborted) {
+        if (next.done === true) {
+          this.#finish(live, 'failed', NO_OUTCOME);
+          break;
+        }
+        if (this.#apply(live, next.value)) break;
+        next = iterator.next();
+      }
+    } catch (error) {
+      this.#turnFailed(live, ctx, error);
+    } finally {
+      this.#endTurn(live);
+    }
+  }
+
+  async #driveAsync(
+    live: LiveTask,
+    iterator: AsyncIterator<AgentEvent>,
+    first: IteratorResult<AgentEvent> | undefined,
+    ctx: CallContext,
+  ): Promise<void> {
     try {
       if (live.task.status.state !== 'working') this.#transition(live, 'working');
       let next = first ?? (await iterator.next());
-      while (!signal.aborted) {
+      while (!live.aborted) {
         if (next.done === true) {
-          this.#finish(live, 'failed', 'The agent ended its turn without a result.');
+          this.#finish(live, 'failed', NO_OUTCOME);
           break;
         }
         if (this.#apply(live, next.value)) break;
         next = await iterator.next();
       }
     } catch (error) {
-      if (!signal.aborted) {
-        this.#logBackendError(ctx, live.task.id, error);
-        this.#finish(live, 'failed', 'The agent failed to process the message.');
-      }
+      this.#turnFailed(live, ctx, error);
     } finally {
-      this.#release(live);
-      liveIterators.delete(live);
-      live.writes.catch((error: unknown) => {
-        this.#log('error', 'task_store_write_failed', { taskId: live.task.id, error: describe(error) });
-      });
-      // Let the generator run its `finally` blocks; it may already be finished.
-      void Promise.resolve(iterator.return?.()).catch(() => undefined);
+      this.#endTurn(live);
     }
+  }
+
+  /** A backend that threw: the turn fails with a generic reason, the detail goes to the log. */
+  #turnFailed(live: LiveTask, ctx: CallContext, error: unknown): void {
+    if (live.aborted) return;
+    this.#logBackendError(ctx, live.task.id, error);
+    this.#finish(live, 'failed', BACKEND_FAILURE);
+  }
+
+  /** The turn is over: the task leaves the live set and the backend may clean up. */
+  #endTurn(live: LiveTask): void {
+    this.#release(live);
+    const source = live.source;
+    live.source = undefined;
+    // Nothing to watch when no write was ever queued (#sendReady makes its own and reports it).
+    if (live.writes !== RESOLVED) {
+      void live.writes.then(() => {
+        if (live.writeFailed) {
+          this.#log('error', 'task_store_write_failed', { taskId: live.task.id, error: describe(live.writeError) });
+        }
+      });
+    }
+    if (source !== undefined) closeSource(source);
   }
 
   /** Applies one backend event. Returns true when the turn reached its outcome. */
@@ -383,7 +528,7 @@ export class TaskService {
         this.#appendText(live, event.text, event.last === true);
         return false;
       case 'artifact': {
-        const artifact: Artifact = { ...event.artifact, artifactId: event.artifact.artifactId ?? randomUUID() };
+        const artifact: Artifact = { ...event.artifact, artifactId: event.artifact.artifactId ?? newId() };
         this.#commit(live, { ...live.task, artifacts: [...live.task.artifacts, artifact] });
         this.#bus.publish(live.task.id, {
           kind: 'artifact-update',
@@ -420,7 +565,7 @@ export class TaskService {
     let artifacts: Artifact[];
     let append: boolean;
     if (artifactId === undefined) {
-      artifactId = randomUUID();
+      artifactId = newId();
       live.replyArtifactId = artifactId;
       artifacts = [...task.artifacts, { artifactId, name: 'reply', parts: [{ kind: 'text', text }] }];
       append = false;
@@ -455,15 +600,16 @@ export class TaskService {
   #finish(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts']): void {
     this.#commit(live, this.#withStatus(live.task, state, text, parts));
     this.#bus.publish(live.task.id, statusEvent(live.task, true));
+    pause(live);
   }
 
   #withStatus(task: Task, state: TaskState, text?: string, parts?: Message['parts']): Task {
-    const status: TaskStatus = { state, timestamp: this.#now().toISOString() };
+    const status: TaskStatus = { state, timestamp: this.#timestamp() };
     let history = task.history;
     const replyParts = parts ?? (text !== undefined && text.length > 0 ? [{ kind: 'text' as const, text }] : undefined);
     if (replyParts !== undefined) {
       const message: Message = {
-        messageId: randomUUID(),
+        messageId: newId(),
         role: 'agent',
         parts: replyParts,
         taskId: task.id,
@@ -484,25 +630,23 @@ export class TaskService {
     live.task = task;
     if (live.writeQueued) return;
     live.writeQueued = true;
-    const write = (): Promise<void> => {
+    const store = this.#store;
+    live.writes = live.writes.then(async () => {
       live.writeQueued = false;
-      return this.#store.put(live.owner, live.task);
-    };
-    live.writes = live.writes.then(write, write);
-    // Observed by whoever awaits `writes`; this only keeps a failure from going unhandled.
-    live.writes.catch(() => undefined);
+      try {
+        await store.put(live.owner, live.task);
+        live.writeFailed = false;
+        live.writeError = undefined;
+      } catch (error) {
+        live.writeFailed = true;
+        live.writeError = error;
+      }
+    });
   }
 
-  /** Resolves when the live task reaches a terminal or interrupted state. */
-  #waitForPause(live: LiveTask): Promise<void> {
-    return new Promise((resolve) => {
-      const stop = this.#bus.subscribe(live.task.id, (event) => {
-        if (event.kind === 'status-update' && event.final) {
-          stop();
-          resolve();
-        }
-      });
-    });
+  /** The status timestamp for a change made now: ISO 8601 UTC with milliseconds. */
+  #timestamp(): string {
+    return this.#now === undefined ? isoNow() : this.#now().toISOString();
   }
 
   /**
@@ -552,6 +696,27 @@ export class TaskService {
     };
   }
 
+  /**
+   * Tasks belong to a principal at one agent: the same client sees separate task lists per
+   * agent. One string per owner, kept and shared by all its tasks, rather than a new one per
+   * request that every store lookup must flatten and hash again (bounded: a flood of
+   * principals only empties the cache).
+   */
+  #ownerOf(ctx: CallContext): string {
+    let byAgent = this.#owners.get(ctx.principalKey);
+    if (byAgent === undefined) {
+      if (this.#owners.size >= OWNER_CACHE_LIMIT) this.#owners.clear();
+      byAgent = new Map();
+      this.#owners.set(ctx.principalKey, byAgent);
+    }
+    let owner = byAgent.get(ctx.agentSlug);
+    if (owner === undefined) {
+      owner = `${ctx.principalKey}@${ctx.agentSlug}`;
+      byAgent.set(ctx.agentSlug, owner);
+    }
+    return owner;
+  }
+
   #liveFor(owner: string, id: string): LiveTask | undefined {
     const live = this.#live.get(id);
     return live !== undefined && live.owner === owner ? live : undefined;
@@ -578,12 +743,137 @@ export class TaskService {
   }
 }
 
-/** Iterators of live turns, kept out of `LiveTask` so the task record stays plain data. */
-const liveIterators = new WeakMap<LiveTask, AsyncIterator<AgentEvent>>();
+const RESOLVED: Promise<void> = Promise.resolve();
 
-/** Tasks belong to a principal at one agent: the same client sees separate task lists per agent. */
-function ownerOf(ctx: CallContext): string {
-  return `${ctx.principalKey}@${ctx.agentSlug}`;
+const BACKEND_FAILURE = 'The agent failed to process the message.';
+const NO_OUTCOME = 'The agent ended its turn without a result.';
+/** What a backend that throws before its first event amounts to. Shared: it is only read. */
+const BACKEND_FAILED: IteratorResult<AgentEvent> = Object.freeze({
+  done: false,
+  value: Object.freeze({ type: 'failed', reason: BACKEND_FAILURE }),
+});
+
+/** A first event that is a direct Message reply (no task). */
+function isDirectReply(
+  first: IteratorResult<AgentEvent>,
+): first is IteratorYieldResult<Extract<AgentEvent, { type: 'message' }>> {
+  return first.done !== true && first.value.type === 'message';
+}
+
+/**
+ * The turn's derived properties are own accessors whose getters are these shared functions.
+ * Getters written in an object literal would be new closures per turn, held by accessor records
+ * that V8 allocates in the old generation: every young object those closures reach (the whole
+ * task) would then survive young-generation collections and be promoted, and cost a major
+ * collection later. Own and enumerable (sessionId, signal), so `{ ...turn }` still copies them.
+ */
+const SESSION_ID_ACCESSOR: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  // Derived on first use: most turns of simple backends never ask for it.
+  get(this: BridgeTurn): string {
+    const state = this[TURN_STATE];
+    return (state.sessionId ??= deriveSessionId(state.ctx.principalKey, state.ctx.agentSlug, this.contextId));
+  },
+};
+const SIGNAL_ACCESSOR: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  // Created on first read: see LiveTask.controller.
+  get(this: BridgeTurn): AbortSignal {
+    return signalOf(this[TURN_STATE].live);
+  },
+};
+/**
+ * Not enumerable: `{ ...turn }` copies the live signal but would copy `aborted` as a frozen
+ * value, so a copy leaves it out and `isAborted` reads the copy's signal instead.
+ */
+const ABORTED_ACCESSOR: PropertyDescriptor = {
+  enumerable: false,
+  configurable: true,
+  get(this: BridgeTurn): boolean {
+    return this[TURN_STATE].live.aborted;
+  },
+};
+
+function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean): BridgeTurn {
+  const task = live.task;
+  const state: TurnState = { ctx, live, sessionId: undefined };
+  const turn = {
+    taskId: task.id,
+    contextId: task.contextId,
+    message: task.history[task.history.length - 1] as Message,
+    task,
+    resumed: resuming,
+    [TURN_STATE]: state,
+  };
+  Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
+  Object.defineProperty(turn, 'signal', SIGNAL_ACCESSOR);
+  Object.defineProperty(turn, 'aborted', ABORTED_ACCESSOR);
+  return turn as unknown as BridgeTurn;
+}
+
+/** Resolves once the queued store writes landed; rejects when the newest one failed. */
+async function flushed(live: LiveTask): Promise<void> {
+  await live.writes;
+  if (live.writeFailed) throw live.writeError;
+}
+
+/** Aborts the turn: its signal if the backend has one, and every later read of it. */
+function abortTurn(live: LiveTask, reason: Error): void {
+  if (live.aborted) return;
+  live.aborted = true;
+  live.abortReason = reason;
+  live.controller?.abort(reason);
+}
+
+/** The turn's AbortSignal, created on first use (already aborted if the turn was). */
+function signalOf(live: LiveTask): AbortSignal {
+  let controller = live.controller;
+  if (controller === undefined) {
+    controller = new AbortController();
+    live.controller = controller;
+    if (live.aborted) controller.abort(live.abortReason);
+  }
+  return controller.signal;
+}
+
+/** Marks the task paused or ended, and wakes the blocking send that waits for it. */
+function pause(live: LiveTask): void {
+  live.paused = true;
+  const wake = live.onPause;
+  if (wake === undefined) return;
+  live.onPause = undefined;
+  wake();
+}
+
+/** Lets the backend run its `finally` blocks; it may already be finished. */
+function closeSource(source: TurnSource): void {
+  if (source.sync) {
+    try {
+      source.iterator.return?.();
+    } catch {
+      /* the turn is over: a failing clean-up changes nothing */
+    }
+    return;
+  }
+  void Promise.resolve(source.iterator.return?.()).catch(() => undefined);
+}
+
+/** The caller's message as stored: the same fields, with the task and context ids set. */
+function withIds(incoming: Message, taskId: string, contextId: string): Message {
+  // Field by field: adding keys to a spread (`{ ...incoming, taskId }`) is slow in V8.
+  const message: Message = {
+    messageId: incoming.messageId,
+    role: incoming.role,
+    parts: incoming.parts,
+    contextId,
+    taskId,
+  };
+  if (incoming.metadata !== undefined) message.metadata = incoming.metadata;
+  if (incoming.extensions !== undefined) message.extensions = incoming.extensions;
+  if (incoming.referenceTaskIds !== undefined) message.referenceTaskIds = incoming.referenceTaskIds;
+  return message;
 }
 
 function statusEvent(task: Task, final: boolean): StreamEvent {
@@ -594,6 +884,11 @@ function statusEvent(task: Task, final: boolean): StreamEvent {
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined || task.history.length <= historyLength) return task;
   return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
+}
+
+/** What a caller hears when its new task could not be stored. */
+function storeRefusal(error: unknown): A2AError {
+  return error instanceof A2AError ? error : new A2AError('INTERNAL', 'The task could not be stored; try again later');
 }
 
 function notCancelable(state: TaskState): A2AError {

@@ -1,0 +1,31 @@
+/**
+ * Airlock as a library: run the gateway in your own process, write your own agent backend,
+ * or use the protocol layer (the canonical model and the v1.0 / v0.3 codecs) on its own.
+ *
+ * @example
+ * ```ts
+ * import { createGateway, parseConfig, createLogger } from 'a2a-airlock';
+ *
+ * const config = parseConfig(yamlText, process.env);
+ * const gateway = createGateway(config, { logger: createLogger('info') });
+ * console.log(await gateway.listen()); // http://127.0.0.1:41241
+ * ```
+ */
+export * from './protocol/index.js';
+export type { AgentBackend, AgentEvent, AgentTurn } from './agents/backend.js';
+export { pause, sleep, textOf } from './agents/backend.js';
+export { createBackend, type BackendConfig } from './agents/registry.js';
+export { createEchoBackend } from './agents/echo.js';
+export { createWriterBackend } from './agents/writer.js';
+export { createConformanceBackend } from './agents/conformance.js';
+export { TaskService, withHistory, type CallContext, type TaskServiceOptions } from './tasks/service.js';
+export type { TaskStore, TaskQuery, TaskPage } from './tasks/store.js';
+export { MemoryTaskStore, type MemoryTaskStoreOptions } from './tasks/stores/memory.js';
+export { LocalTaskEventBus, type TaskEventBus, type TaskEventListener } from './tasks/events.js';
+export { deriveSessionId, OUTBOUND_ID_PREFIX } from './tasks/session.js';
+export { loadConfigFile, parseConfig, type AirlockConfig, type ClientEntry } from './config/load.js';
+export { ConfigError } from './config/errors.js';
+export { generateToken } from './config/tokens.js';
+export { createGateway, type Gateway, type GatewayOptions } from './server/http.js';
+export { createLogger, silentLogger, type Logger, type LogLevel } from './server/log.js';
+export type { Principal } from './server/auth.js';
