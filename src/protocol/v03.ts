@@ -57,6 +57,7 @@ import {
   decodeTaskWith,
   guard,
   isAbsent,
+  jsonListField,
   jsonString,
   optBool,
   optHistoryLength,
@@ -361,22 +362,8 @@ function writeArtifact(artifact: Artifact): string {
 function writeTask(task: Task): string {
   let out = `{"kind":"task","id":${jsonString(task.id)},"contextId":${jsonString(task.contextId)}`;
   out += `,"status":${writeStatus(task.status)}`;
-  if (task.artifacts.length > 0) {
-    out += ',"artifacts":[';
-    for (let i = 0; i < task.artifacts.length; i++) {
-      if (i > 0) out += ',';
-      out += writeArtifact(task.artifacts[i] as Artifact);
-    }
-    out += ']';
-  }
-  if (task.history.length > 0) {
-    out += ',"history":[';
-    for (let i = 0; i < task.history.length; i++) {
-      if (i > 0) out += ',';
-      out += writeMessage(task.history[i] as Message);
-    }
-    out += ']';
-  }
+  out += jsonListField('artifacts', task.artifacts, writeArtifact);
+  out += jsonListField('history', task.history, writeMessage);
   if (task.metadata !== undefined) out += `,"metadata":${JSON.stringify(task.metadata)}`;
   return `${out}}`;
 }

@@ -557,6 +557,25 @@ export function jsonString(value: string): string {
   return PLAIN_JSON_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
+/**
+ * `,"key":[…]` for a non-empty list written item by item, or `''` for an empty one (the
+ * codecs omit empty lists, as ProtoJSON does).
+ *
+ * @example
+ * ```ts
+ * jsonListField('history', task.history, writeMessage); // ',"history":[{…},{…}]'
+ * ```
+ */
+export function jsonListField<T>(key: string, items: readonly T[], write: (item: T) => string): string {
+  if (items.length === 0) return '';
+  let out = `,"${key}":[`;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out += ',';
+    out += write(items[i] as T);
+  }
+  return `${out}]`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Error safety net
 
