@@ -291,6 +291,43 @@ describe('MemoryTaskStore list', () => {
     assert.deepEqual(await list({ status: 'rejected' }), [[], 0]);
   });
 
+  test('a context with a single task answers every filter, and keeps doing so as it grows and shrinks', async () => {
+    const { store } = makeStore({ maxTasks: 3 });
+    const list = async (query: Omit<TaskQuery, 'pageSize'>): Promise<[string[], number, string]> => {
+      const page = await store.list('alice', { pageSize: 1, contextId: 'c1', ...query });
+      return [ids(page.tasks), page.totalSize, page.nextPageToken];
+    };
+    await store.put('alice', makeTask({ id: 't1', contextId: 'c1', state: 'working', at: 1000 }));
+    assert.deepEqual(await list({}), [['t1'], 1, '']);
+    assert.deepEqual(await list({ status: 'working' }), [['t1'], 1, '']);
+    assert.deepEqual(await list({ status: 'completed' }), [[], 0, '']);
+    assert.deepEqual(await list({ statusTimestampAfter: BASE_MS + 1000 }), [['t1'], 1, '']);
+    assert.deepEqual(await list({ statusTimestampAfter: BASE_MS + 1001 }), [[], 0, '']);
+    await store.put('alice', makeTask({ id: 't1', contextId: 'c1', state: 'completed', at: 1500 }));
+    assert.deepEqual(await list({ status: 'completed' }), [['t1'], 1, '']);
+    assert.deepEqual(await list({ status: 'working' }), [[], 0, '']);
+    await store.put('alice', makeTask({ id: 't2', contextId: 'c1', state: 'working', at: 2000 }));
+    const first = await list({});
+    assert.deepEqual(first.slice(0, 2), [['t2'], 2]);
+    assert.deepEqual(await list({ pageToken: first[2] }), [['t1'], 2, '']);
+    assert.deepEqual(await list({ status: 'completed' }), [['t1'], 1, '']);
+    // Evicting the finished t1 leaves c1 with one task, in its group.
+    await store.put('alice', makeTask({ id: 't3', contextId: 'c2', at: 3000 }));
+    await store.put('alice', makeTask({ id: 't4', contextId: 'c3', at: 4000 }));
+    assert.deepEqual(await list({}), [['t2'], 1, '']);
+    assert.deepEqual(await list({ status: 'completed' }), [[], 0, '']);
+    assert.deepEqual(await list({ contextId: 'c2' }), [['t3'], 1, '']);
+    // A single task moved to another context leaves its old one empty.
+    await store.put('alice', makeTask({ id: 't3', contextId: 'c1', at: 3000 }));
+    assert.deepEqual(await list({ contextId: 'c2' }), [[], 0, '']);
+    assert.deepEqual((await list({}))[1], 2);
+    assert.deepEqual(await store.list('bob', { pageSize: 1, contextId: 'c3' }), {
+      tasks: [],
+      nextPageToken: '',
+      totalSize: 0,
+    });
+  });
+
   test('a task put again moves to its new status timestamp and status', async () => {
     const { store } = makeStore();
     await store.put('alice', makeTask({ id: 't1', at: 1000 }));

@@ -11,7 +11,10 @@
  * - `indexes`, per owner: one ordered index per (contextId?, status?) filter combination
  *   ({@link OwnerIndexes}), so that every ListTasks filter combination is answered by exactly
  *   one index that holds only matching tasks: a page is a binary search plus the page itself,
- *   and `totalSize` is a rank query. Nothing ever scans or sorts the whole store.
+ *   and `totalSize` is a rank query. Nothing ever scans or sorts the whole store. Most contexts
+ *   hold a single task (a message without a contextId starts a new one), so a context's indexes
+ *   are created only when it gets its second task: until then the owner's `byContext` maps the
+ *   context to that task's entry, which answers a contextId-filtered list by itself.
  *
  * A put of an existing task (the service puts each task several times as its status and
  * artifacts change) updates it in place, and that is the hot path. Each task id has one
@@ -77,7 +80,7 @@ const MAX_PAGE_SIZE = 100;
  *
  * Complexity (n = tasks in the store, k = tasks in the queried index, p = page size,
  * B = index chunk size, 256): `get` O(1); `put` of a new task O(log n + B) for its four index
- * insertions (O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction
+ * insertions (two while its context has no other task; O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction
  * of the same cost; `put` of an existing task O(1) when its status is unchanged, otherwise
  * O(log n + B) for the indexes its new timestamp or state moves it in; `list` O(log k + p),
  * plus O(k/B) to count `totalSize` when `statusTimestampAfter` is set, plus dropping tasks
@@ -187,6 +190,7 @@ export class MemoryTaskStore implements TaskStore {
     // Drop everything expired first so that neither the page nor totalSize counts it.
     this.dropExpired(this.clock(), Number.POSITIVE_INFINITY);
     const index = this.indexFor(owner, query.contextId, query.status);
+    if (index instanceof Entry) return readSingle(index, query.statusTimestampAfter, cursor);
     // An index may be empty (a state every task has left): it reads like a missing one.
     if (index === undefined) return { tasks: [], nextPageToken: '', totalSize: 0 };
     return readPage(index, query.pageSize, query.statusTimestampAfter, cursor);
@@ -240,14 +244,18 @@ export class MemoryTaskStore implements TaskStore {
     return undefined;
   }
 
-  /** The one index that answers a ListTasks filter combination, if the owner has it. */
+  /**
+   * The one index that answers a ListTasks filter combination, if the owner has it; for a
+   * context holding a single task, that task's entry if it matches the state filter.
+   */
   private indexFor(
     owner: string,
     contextId: string | undefined,
     state: TaskState | undefined,
-  ): SortedIndex<Entry> | undefined {
+  ): SortedIndex<Entry> | Entry | undefined {
     const owned = this.indexes.get(owner);
     const group = contextId === undefined ? owned : owned?.byContext.get(contextId);
+    if (group instanceof Entry) return state === undefined || group.state === state ? group : undefined;
     return state === undefined ? group?.all : group?.byState.get(state);
   }
 
@@ -283,7 +291,7 @@ export class MemoryTaskStore implements TaskStore {
       owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
       this.indexes.set(owner, owned);
     }
-    const entry = new Entry(owner, task, statusMs, nowMs, owned, contextGroup(owned, task.contextId));
+    const entry = new Entry(owner, task, statusMs, nowMs, owned);
     this.entries.set(entry.id, entry);
     this.touched.append(entry.touchedNode);
     if (isTerminalState(entry.state)) this.terminal.append(entry.terminalNode);
@@ -314,7 +322,6 @@ export class MemoryTaskStore implements TaskStore {
       entry.contextId = contextId;
       entry.state = state;
       entry.statusMs = statusMs;
-      entry.context = contextGroup(entry.owned, contextId);
       addToIndexes(entry);
       return;
     }
@@ -325,19 +332,19 @@ export class MemoryTaskStore implements TaskStore {
     const { owned, context } = entry;
     if (timeChanged) {
       owned.all.remove(entry);
-      context.all.remove(entry);
+      context?.all.remove(entry);
     }
     // Removed with the old key, re-inserted with the new one.
     stateIndex(owned, entry.state).remove(entry);
-    stateIndex(context, entry.state).remove(entry);
+    if (context !== undefined) stateIndex(context, entry.state).remove(entry);
     entry.statusMs = statusMs;
     entry.state = state;
     if (timeChanged) {
       owned.all.insert(entry);
-      context.all.insert(entry);
+      context?.all.insert(entry);
     }
     stateIndexFor(owned, state).insert(entry);
-    stateIndexFor(context, state).insert(entry);
+    if (context !== undefined) stateIndexFor(context, state).insert(entry);
   }
 
   /** Drops a task from the store: the only place an owner's or a context's indexes go. */
@@ -362,11 +369,14 @@ interface IndexGroup {
 
 /**
  * One owner's indexes, one per combination of the contextId and status filters. Kept while
- * the owner has a task. A context's group is dropped when its last task leaves the store
- * (or, on the general path, moves to another context): one per context would otherwise leak.
+ * the owner has a task. A context maps to its only task's entry until it gets a second task,
+ * and from then on to its own group, which stays until the context's last task leaves (a
+ * group is never turned back into a single entry, so a context does not flip back and forth).
+ * A context's slot is dropped when its last task leaves the store (or, on the general path,
+ * moves to another context): one per context would otherwise leak.
  */
 interface OwnerIndexes extends IndexGroup {
-  readonly byContext: Map<string, IndexGroup>;
+  readonly byContext: Map<string, IndexGroup | Entry>;
 }
 
 /**
@@ -382,14 +392,17 @@ class Entry implements SortKey {
   state: TaskState;
   statusMs: number;
   touchedMs: number;
-  /** Its owner's indexes, and its context's: held so that a put looks neither up. */
+  /**
+   * Its owner's indexes, and its context's: held so that a put looks neither up. The context
+   * has no group (`undefined`) while this is its only task and it was never shared.
+   */
   readonly owned: OwnerIndexes;
-  context: IndexGroup;
+  context: IndexGroup | undefined = undefined;
   /** Allocated once: an update moves them rather than allocating new ones. */
   readonly touchedNode: ListNode<Entry>;
   readonly terminalNode: ListNode<Entry>;
 
-  constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes, context: IndexGroup) {
+  constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes) {
     this.id = task.id;
     this.owner = owner;
     this.task = task;
@@ -398,7 +411,6 @@ class Entry implements SortKey {
     this.statusMs = statusMs;
     this.touchedMs = nowMs;
     this.owned = owned;
-    this.context = context;
     this.touchedNode = new ListNode<Entry>(this);
     this.terminalNode = new ListNode<Entry>(this);
   }
@@ -412,13 +424,48 @@ function statusMsOf(task: Task): number {
   return statusMs;
 }
 
-function contextGroup(owned: OwnerIndexes, contextId: string): IndexGroup {
-  let group = owned.byContext.get(contextId);
-  if (group === undefined) {
-    group = { all: new SortedIndex(), byState: new Map() };
-    owned.byContext.set(contextId, group);
+function addToGroup(group: IndexGroup, entry: Entry): void {
+  group.all.insert(entry);
+  stateIndexFor(group, entry.state).insert(entry);
+}
+
+/**
+ * Puts an entry (whose contextId is set) into its context: as the context's only task if it
+ * is the first, otherwise into the context's group, creating the group (and moving the
+ * context's single task into it) when this is the second task.
+ */
+function joinContext(entry: Entry): void {
+  const { byContext } = entry.owned;
+  const slot = byContext.get(entry.contextId);
+  if (slot === undefined) {
+    entry.context = undefined;
+    byContext.set(entry.contextId, entry);
+    return;
   }
-  return group;
+  let group: IndexGroup;
+  if (slot instanceof Entry) {
+    group = { all: new SortedIndex(), byState: new Map() };
+    addToGroup(group, slot);
+    slot.context = group;
+    byContext.set(entry.contextId, group);
+  } else {
+    group = slot;
+  }
+  entry.context = group;
+  addToGroup(group, entry);
+}
+
+/** Takes an entry out of its context; drops the context's slot if it was its last task. */
+function leaveContext(entry: Entry): void {
+  const { context } = entry;
+  if (context === undefined) {
+    entry.owned.byContext.delete(entry.contextId);
+    return;
+  }
+  context.all.remove(entry);
+  stateIndex(context, entry.state).remove(entry);
+  if (context.all.size === 0) entry.owned.byContext.delete(entry.contextId);
+  entry.context = undefined;
 }
 
 /** The group's index for a state, created if it is the first task in that state. */
@@ -438,23 +485,18 @@ function stateIndex(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
   return index;
 }
 
-/** Into the four indexes of its filters: every task, by state, by context, by both. */
+/** Into the indexes of its filters: every task, by state, and its context's (see {@link joinContext}). */
 function addToIndexes(entry: Entry): void {
-  const { owned, context } = entry;
-  owned.all.insert(entry);
-  stateIndexFor(owned, entry.state).insert(entry);
-  context.all.insert(entry);
-  stateIndexFor(context, entry.state).insert(entry);
+  addToGroup(entry.owned, entry);
+  joinContext(entry);
 }
 
-/** Out of its four indexes; drops its context's group if that was its last task. The owner's stay. */
+/** Out of its indexes; drops its context's slot if that was its last task. The owner's stay. */
 function removeFromIndexes(entry: Entry): void {
-  const { owned, context } = entry;
+  const { owned } = entry;
   owned.all.remove(entry);
   stateIndex(owned, entry.state).remove(entry);
-  context.all.remove(entry);
-  stateIndex(context, entry.state).remove(entry);
-  if (context.all.size === 0) owned.byContext.delete(entry.contextId);
+  leaveContext(entry);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -503,6 +545,16 @@ function readPage(
     nextPageToken: more && last !== undefined ? encodePageToken(last) : '',
     totalSize,
   };
+}
+
+/**
+ * {@link readPage} for a context holding a single task that matches the state filter: a page
+ * size is at least 1, so the page is that task or nothing, and there is never a next page.
+ */
+function readSingle(entry: Entry, floorMs: number | undefined, cursor: SortKey | undefined): TaskPage {
+  const matches = floorMs === undefined || entry.statusMs >= floorMs;
+  const shown = matches && (cursor === undefined || compareKeys(entry, cursor) < 0);
+  return { tasks: shown ? [entry.task] : [], nextPageToken: '', totalSize: matches ? 1 : 0 };
 }
 
 /** The token is the sort key of the last task shown, so pages stay stable as tasks are added. */
