@@ -86,6 +86,13 @@ describe('redactContactDetails: left alone', () => {
   });
 });
 
+describe('redactContactDetails: an address a previous match ran into', () => {
+  it('is redacted too', () => {
+    const { text } = redactContactDetails(' 0@0.aa . aa.@a.aa ');
+    assert.ok(!PLAIN_EMAIL.test(text), text);
+  });
+});
+
 describe('redactContactDetails: properties', () => {
   const local = fc.stringMatching(/^[a-z0-9][a-z0-9._+-]{0,15}$/);
   const label = fc.stringMatching(/^[a-z0-9]{1,12}$/);

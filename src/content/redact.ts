@@ -75,6 +75,8 @@ const TLD = String.raw`[a-z]{2,24}(?![a-z0-9-])`;
 /** Top-level domains accepted after the all-words form, which otherwise reads like prose. */
 const COMMON_TLD = String.raw`(?:com|net|org|edu|gov|mil|int|io|co|ai|dev|app|me|info|biz|us|uk|ca|au|de|fr|nl|es|it|jp|cn|in|br|ru|ch|se|dk|fi|eu|tech|xyz|online|site)\b`;
 
+const MAX_EMAIL_PASSES = 8;
+
 const EMAIL_PATTERN = new RegExp(
   // name@domain.tld, name [at] domain [dot] tld, name(at)domain.tld, name @ domain dot tld, …
   String.raw`(?<!${LOCAL_CHAR})${LOCAL_RUN}(?:(?:${DOT_BRACKETED}|${DOT_WORD}|${DOT_SPACED})${LOCAL_RUN}){0,8}(?:${AT_SYMBOL}|${AT_BRACKETED})(?:${LABEL}${DOT_ANY}){1,8}${TLD}` +
@@ -105,10 +107,18 @@ const EMAIL_PATTERN = new RegExp(
 export function redactContactDetails(text: string): RedactResult {
   if (typeof text !== 'string') return { text: '', redacted: 0 };
   let redacted = 0;
-  const out = text.replace(EMAIL_PATTERN, () => {
-    redacted++;
-    return EMAIL_REPLACEMENT;
-  });
+  let out = text;
+  // A match can end inside the next address ("a@b.io . c.@d.io" takes "a@b.io . c"), and the
+  // scan goes on after it, so the rest is looked at again until nothing changes. Each pass
+  // is linear and only redactions start another one, so a few passes always suffice.
+  for (let pass = 0; pass < MAX_EMAIL_PASSES; pass++) {
+    const before = redacted;
+    out = out.replace(EMAIL_PATTERN, () => {
+      redacted++;
+      return EMAIL_REPLACEMENT;
+    });
+    if (redacted === before) break;
+  }
   return { text: out, redacted };
 }
 
