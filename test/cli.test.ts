@@ -9,6 +9,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { Role, TaskState, type Message, type SendMessageRequest } from '@a2a-js/sdk';
+import {
+  Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 
 const MAIN = resolve('src/cli/main.ts');
 // The children run in temporary folders, so tsx is named by its resolved location.
@@ -93,6 +102,64 @@ describe('airlock serve and airlock call', () => {
     });
     assert.equal(answered.status, 0, answered.stderr);
     assert.match(answered.stdout, /lighthouses/);
+  });
+
+  it('the official SDK client talks to the served demo in v1.0 and in v0.3', async () => {
+    const token = readFileSync(join(dir, '.airlock', 'demo-token'), 'utf8').trim();
+    const fetchImpl: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', `Bearer ${token}`);
+      return fetch(input, { ...init, headers });
+    };
+    const request = (text: string): SendMessageRequest => {
+      const message: Message = {
+        messageId: `sdk-${Date.now()}-${text}`,
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      };
+      const configuration = {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: false,
+      };
+      return { tenant: '', message, metadata: undefined, configuration };
+    };
+    const v10 = await new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }),
+    ).createFromUrl(`${url}/a2a/echo/`);
+    assert.equal(v10.protocolVersion, '1.0');
+    const echoed = await v10.sendMessage(request('from the sdk'));
+    assert.ok('status' in echoed);
+    assert.equal(echoed.status?.state, TaskState.TASK_STATE_COMPLETED);
+    let chunks = 0;
+    const writer = await new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }),
+    ).createFromUrl(`${url}/a2a/writer/`);
+    for await (const event of writer.sendMessageStream(request('the sea'))) {
+      if (event.payload?.$case === 'artifactUpdate') chunks++;
+    }
+    assert.ok(chunks >= 5, `${chunks} chunks`);
+    const card = await new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }).resolve(
+      `${url}/a2a/echo/`,
+    );
+    const legacy = card.supportedInterfaces.find((entry) => entry.protocolVersion === '0.3');
+    assert.ok(legacy);
+    const v03 = new Client(new LegacyJsonRpcTransport({ endpoint: legacy.url, fetchImpl }), card);
+    assert.equal(v03.protocolVersion, '0.3');
+    const old = await v03.sendMessage(request('old dialect'));
+    assert.ok('status' in old);
+    assert.equal(old.status?.state, TaskState.TASK_STATE_COMPLETED);
   });
 
   it('airlock call without a token exits 1 with a one-line reason', () => {
