@@ -57,6 +57,7 @@ import {
   decodeTaskWith,
   guard,
   isAbsent,
+  jsonArray,
   jsonListField,
   jsonString,
   optBool,
@@ -319,13 +320,11 @@ function encodeStreamEvent(event: StreamEvent): V03StreamResult {
 // parts (nearly all parts) are written here, any other part goes through its encoder.
 
 function writeParts(parts: readonly Part[]): string {
-  let out = '[';
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i] as Part;
-    if (i > 0) out += ',';
-    out += part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
-  }
-  return `${out}]`;
+  return jsonArray(parts, writePart);
+}
+
+function writePart(part: Part): string {
+  return part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
 }
 
 /** v0.3 text parts carry no mediaType or filename: they are dropped, as `encodePart` does. */

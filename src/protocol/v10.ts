@@ -62,6 +62,7 @@ import {
   decodeTaskWith,
   guard,
   isAbsent,
+  jsonArray,
   jsonListField,
   jsonString,
   optBool,
@@ -402,13 +403,11 @@ function encodeListResult(result: ListTasksResult): V10ListTasksResponse {
 // parts (nearly all parts) are written here, any other part goes through its encoder.
 
 function writeParts(parts: readonly Part[]): string {
-  let out = '[';
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i] as Part;
-    if (i > 0) out += ',';
-    out += part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
-  }
-  return `${out}]`;
+  return jsonArray(parts, writePart);
+}
+
+function writePart(part: Part): string {
+  return part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
 }
 
 function writeTextPart(part: TextPart): string {

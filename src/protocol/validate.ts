@@ -567,8 +567,19 @@ export function jsonString(value: string): string {
  * ```
  */
 export function jsonListField<T>(key: string, items: readonly T[], write: (item: T) => string): string {
-  if (items.length === 0) return '';
-  let out = `,"${key}":[`;
+  return items.length === 0 ? '' : `,"${key}":${jsonArray(items, write)}`;
+}
+
+/**
+ * `[…]`: a list written item by item.
+ *
+ * @example
+ * ```ts
+ * jsonArray(['a', 'b'], jsonString); // '["a","b"]'
+ * ```
+ */
+export function jsonArray<T>(items: readonly T[], write: (item: T) => string): string {
+  let out = '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
     out += write(items[i] as T);
