@@ -57,11 +57,11 @@ const Agent = Type.Object(
     version: Type.String({ minLength: 1, maxLength: 64, default: '1.0.0' }),
     provider: Type.Optional(
       Type.Object(
-        { organization: ShortText, url: Type.String({ pattern: '^https?://', maxLength: 2000 }) },
+        { organization: ShortText, url: Type.String({ pattern: '^https?://\\S+$', maxLength: 2000 }) },
         { additionalProperties: false },
       ),
     ),
-    documentationUrl: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })),
+    documentationUrl: Type.Optional(Type.String({ pattern: '^https?://\\S+$', maxLength: 2000 })),
     skills: Type.Array(Skill, { minItems: 1, maxItems: 100 }),
     backend: Backend,
     /** Served by GetExtendedAgentCard to authenticated callers; absent → -32007. */
@@ -110,7 +110,7 @@ const Server = Type.Object(
     host: Type.String({ default: '127.0.0.1', minLength: 1 }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 41241 }),
     /** The URL put on cards, e.g. the https URL of a reverse proxy in front of Airlock. */
-    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' })),
+    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$' })),
     basePath: Type.String({ pattern: '^(/[a-z0-9_-]+)+$', default: '/a2a' }),
     /** Its card is also served at /.well-known/agent-card.json. */
     defaultAgent: Type.Optional(Slug),

@@ -42,7 +42,8 @@ function tokenDigestHex(token: string): string {
   return oneShotHash === undefined ? hashToken(token).toString('hex') : oneShotHash('sha256', token, 'hex');
 }
 
-const ANONYMOUS_ID = 'anonymous';
+/** Not a valid configured client id (those start with a letter or digit), so no client can share its tasks. */
+const ANONYMOUS_ID = '*anonymous';
 
 export function principalKey(kind: Principal['kind'], clientId: string, actingAgent: string, subject: string): string {
   return `${kind}:${clientId}:${actingAgent}:${subject}`;

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError } from './errors.js';
+import { parseConfig } from './load.js';
+
+const AGENT = `agents:
+  - { slug: a, name: A, description: d, skills: [{ id: s, name: s, description: d }], backend: { type: echo } }
+`;
+const LONG = 'x'.repeat(40);
+
+function refuses(yaml: string, key: RegExp, env: Record<string, string> = {}): void {
+  assert.throws(
+    () => parseConfig(yaml, env),
+    (error: unknown) => error instanceof ConfigError && key.test(error.message),
+  );
+}
+
+describe('parseConfig', () => {
+  it('accepts a minimal file and fills the defaults (loopback, port 41241, memory store)', () => {
+    const config = parseConfig(AGENT, {});
+    assert.equal(config.server.host, '127.0.0.1');
+    assert.equal(config.server.port, 41241);
+    assert.equal(config.store.type, 'memory');
+    assert.deepEqual(config.clients, []);
+  });
+
+  it('refuses a token shorter than 32 characters', () => {
+    refuses(`${AGENT}clients: [{ id: c, token: "\${T}", agents: [a] }]`, /clients\[0\]\.token.*at least 32/, {
+      T: 'short-token',
+    });
+  });
+
+  it('refuses two clients that share a token', () => {
+    refuses(
+      `${AGENT}clients:\n  - { id: c, token: "\${T}", agents: [a] }\n  - { id: d, token: "\${T}", agents: [a] }`,
+      /clients\[1\]\.token.*share a token/,
+      { T: LONG },
+    );
+  });
+
+  it('refuses a client for an unknown agent, a duplicate slug, an unknown setting, a missing variable', () => {
+    refuses(`${AGENT}clients: [{ id: c, token: "${LONG}", agents: [b] }]`, /clients\[0\]\.agents\[0\]/);
+    refuses(
+      `${AGENT}  - { slug: a, name: B, description: d, skills: [{ id: s, name: s, description: d }], backend: { type: echo } }`,
+      /agents\[1\]\.slug/,
+    );
+    refuses(`${AGENT}server: { prot: 1 }`, /server\.prot: is not a known setting/);
+    refuses(`${AGENT}clients: [{ id: c, token: "\${NOPE}", agents: [a] }]`, /NOPE is not set/);
+  });
+
+  it('refuses duplicate keys and never expands a variable into structure', () => {
+    refuses(`${AGENT}server: {}\nserver: {}`, /unique/);
+    const config = parseConfig(`${AGENT}server: { publicUrl: "\${U}" }`, { U: 'https://x.example' });
+    assert.equal(config.server.publicUrl, 'https://x.example');
+    refuses(`${AGENT}server: { publicUrl: "\${U}" }`, /server\.publicUrl/, { U: 'https://x.example\nport: 1' });
+  });
+
+  it('generates a missing token file with mode 0600 and reads it back next time', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-token-'));
+    const file = join(dir, 'nested', 'token');
+    const yaml = `${AGENT}clients: [{ id: c, token: { env: NOT_SET_HERE, file: "${file}", generate: true }, agents: [a] }]`;
+    const first = parseConfig(yaml, {});
+    assert.ok(existsSync(file));
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.ok(readFileSync(file, 'utf8').trim().length >= 32);
+    const second = parseConfig(yaml, {});
+    assert.deepEqual(second.clients[0]?.tokenDigest, first.clients[0]?.tokenDigest);
+  });
+});
