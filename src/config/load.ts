@@ -14,7 +14,21 @@ import Value from 'typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
-import { ConfigSchema, type AgentConfig, type RawConfig, ServerSchema, StoreSchema } from './schema.js';
+import ipaddr from 'ipaddr.js';
+import {
+  AuditSchema,
+  ConfigSchema,
+  ContentSchema,
+  LimitsSchema,
+  ServerSchema,
+  StoreSchema,
+  type AgentConfig,
+  type AuditConfig,
+  type JwtConfig,
+  type LimitsConfig,
+  type RawConfig,
+  type ScrubSecretConfig,
+} from './schema.js';
 import { hashToken, resolveToken, type ResolvedToken } from './tokens.js';
 
 export interface ClientEntry {
@@ -33,10 +47,29 @@ export interface AirlockConfig {
     basePath: string;
     defaultAgent?: string;
     maxBodyBytes: number;
+    allowNonLoopback: boolean;
+    /** IPs or CIDRs, each checked to parse at load. */
+    trustedProxies: string[];
+    apiKeyHeader: boolean;
+    publicCard: boolean;
+    rest: boolean;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
   };
   store: { type: 'memory'; maxTasks: number; taskTtlMinutes: number };
+  limits: LimitsConfig;
+  /** JWT bearer verification, when configured; its key material is read at load. */
+  jwt?: JwtSettings;
+  /** Values never to leave in a reply: the configured scrub list plus every client token. */
+  scrubSecrets: string[];
+  audit: AuditConfig;
   agents: AgentConfig[];
   clients: ClientEntry[];
+}
+
+export interface JwtSettings extends Omit<JwtConfig, 'jwksFile' | 'publicKeyFile'> {
+  /** A JSON Web Key Set (from `jwksFile`) or a PEM SPKI public key (from `publicKeyFile`). */
+  keys: { kind: 'jwks'; jwks: { keys: Record<string, unknown>[] } } | { kind: 'pem'; pem: string };
 }
 
 const validator = Compile(ConfigSchema);
@@ -80,21 +113,97 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const raw = withDefaults;
   const server = raw.server ?? (Value.Default(ServerSchema, {}) as NonNullable<RawConfig['server']>);
   const store = raw.store ?? (Value.Default(StoreSchema, {}) as NonNullable<RawConfig['store']>);
+  const limits = raw.limits ?? (Value.Default(LimitsSchema, {}) as LimitsConfig);
+  const content = raw.content ?? (Value.Default(ContentSchema, {}) as NonNullable<RawConfig['content']>);
+  const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
   checkAgents(raw.agents, server.defaultAgent);
-  const clients = resolveClients(raw, env);
+  checkTrustedProxies(server.trustedProxies);
+  const tokens: string[] = [];
+  const clients = resolveClients(raw, env, tokens);
+  const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
   return {
     server: {
       host: server.host,
       port: server.port,
       basePath: server.basePath,
       maxBodyBytes: server.maxBodyBytes,
+      allowNonLoopback: server.allowNonLoopback,
+      trustedProxies: server.trustedProxies,
+      apiKeyHeader: server.apiKeyHeader,
+      publicCard: server.publicCard,
+      rest: server.rest,
+      headersTimeoutMs: server.headersTimeoutMs,
+      bodyTimeoutMs: server.bodyTimeoutMs,
       ...(server.publicUrl !== undefined && { publicUrl: server.publicUrl.replace(/\/+$/, '') }),
       ...(server.defaultAgent !== undefined && { defaultAgent: server.defaultAgent }),
     },
     store: { type: store.type, maxTasks: store.maxTasks, taskTtlMinutes: store.taskTtlMinutes },
+    limits,
+    ...(jwt !== undefined && { jwt }),
+    scrubSecrets: [...resolveScrubSecrets(content.scrubSecrets, env), ...tokens],
+    audit,
     agents: raw.agents,
     clients,
   };
+}
+
+function checkTrustedProxies(entries: readonly string[]): void {
+  entries.forEach((entry, index) => {
+    const valid = entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
+    if (!valid)
+      throw new ConfigError(`server.trustedProxies[${index}]`, `"${entry}" is not an IP address or CIDR range`);
+  });
+}
+
+function resolveScrubSecrets(entries: readonly ScrubSecretConfig[], env: NodeJS.ProcessEnv): string[] {
+  return entries.map((entry, index) => {
+    if (typeof entry === 'string') return entry;
+    const value = env[entry.env];
+    if (value === undefined || value.length === 0) {
+      throw new ConfigError(`content.scrubSecrets[${index}]`, `environment variable ${entry.env} is not set`);
+    }
+    return value;
+  });
+}
+
+function loadJwt(config: JwtConfig): JwtSettings {
+  const { jwksFile, publicKeyFile, ...rest } = config;
+  if ((jwksFile === undefined) === (publicKeyFile === undefined)) {
+    throw new ConfigError('auth.jwt', 'set exactly one of jwksFile or publicKeyFile');
+  }
+  if (jwksFile !== undefined) {
+    const key = 'auth.jwt.jwksFile';
+    let jwks: unknown;
+    try {
+      jwks = JSON.parse(readSmallFile(jwksFile, key));
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError(key, `${jwksFile} is not JSON`);
+    }
+    const keys = (jwks as { keys?: unknown } | null)?.keys;
+    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'object' && k !== null)) {
+      throw new ConfigError(key, `${jwksFile} is not a JWKS (an object with a non-empty "keys" array)`);
+    }
+    return { ...rest, keys: { kind: 'jwks', jwks: { keys: keys as Record<string, unknown>[] } } };
+  }
+  const key = 'auth.jwt.publicKeyFile';
+  const pem = readSmallFile(publicKeyFile as string, key);
+  if (!pem.includes('-----BEGIN PUBLIC KEY-----')) {
+    throw new ConfigError(key, `${publicKeyFile as string} is not a PEM public key (BEGIN PUBLIC KEY)`);
+  }
+  return { ...rest, keys: { kind: 'pem', pem } };
+}
+
+function readSmallFile(path: string, key: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
+    throw new ConfigError(key, `${path}: ${reason}`);
+  }
+  if (text.length > 1024 * 1024) throw new ConfigError(key, `${path}: larger than 1 MiB`);
+  return text;
 }
 
 function firstSchemaError(value: unknown): ConfigError {
@@ -132,6 +241,9 @@ export function pointerToKey(pointer: string): string {
 function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): void {
   const seen = new Set<string>();
   agents.forEach((agent, index) => {
+    if (agent.allowTools && (agent.tools?.allow.length ?? 0) === 0) {
+      throw new ConfigError(`agents[${index}].tools.allow`, 'allowTools needs a list of the tools this agent may use');
+    }
     if (seen.has(agent.slug)) throw new ConfigError(`agents[${index}].slug`, `"${agent.slug}" is used twice`);
     seen.add(agent.slug);
     const skillIds = new Set<string>();
@@ -147,7 +259,7 @@ function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): v
   }
 }
 
-function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv): ClientEntry[] {
+function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv, tokens: string[]): ClientEntry[] {
   const slugs = new Set(raw.agents.map((agent) => agent.slug));
   const ids = new Set<string>();
   const digests = new Map<string, string>();
@@ -166,6 +278,7 @@ function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv): ClientEntry[] {
       throw new ConfigError(`${key}.token`, `clients "${other}" and "${client.id}" share a token; give each its own`);
     }
     digests.set(hex, client.id);
+    tokens.push(token.value);
     return { id: client.id, tokenDigest: digest, agents: new Set(client.agents), tokenOrigin: token.origin };
   });
 }

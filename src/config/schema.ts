@@ -79,6 +79,17 @@ const Agent = Type.Object(
      * conformance kits only; never on by default.
      */
     anonymousLoopback: Type.Boolean({ default: false }),
+    /**
+     * Give the backend tools at all. Off by default: a model-only reply. When on, the backend
+     * gets only the tools in `tools.allow`, and never the outbound A2A tools.
+     */
+    allowTools: Type.Boolean({ default: false }),
+    tools: Type.Optional(
+      Type.Object(
+        { allow: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), { maxItems: 256, default: [] }) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -116,6 +127,20 @@ const Server = Type.Object(
     defaultAgent: Type.Optional(Slug),
     /** Request bodies above this are refused with 413 while they are read. */
     maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
+    /** Callers from addresses other than loopback get 403 unless this is on. */
+    allowNonLoopback: Type.Boolean({ default: false }),
+    /** Proxies (IPs or CIDRs) whose `X-Forwarded-For` is believed; nobody's by default. */
+    trustedProxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 256, default: [] }),
+    /** Also accept a client token in `X-API-Key` (Authorization wins when both are sent). */
+    apiKeyHeader: Type.Boolean({ default: false }),
+    /** Cards (and openapi.json) need no credentials; `false` puts them behind auth too. */
+    publicCard: Type.Boolean({ default: true }),
+    /** Adds `POST {basePath}/{slug}/ask` and `GET {basePath}/{slug}/openapi.json` per agent. */
+    rest: Type.Boolean({ default: false }),
+    /** A client that has not sent its request headers in this time is cut off. */
+    headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+    /** A request body must arrive whole within this time (slow senders are cut off). */
+    bodyTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
   },
   { additionalProperties: false },
 );
@@ -129,10 +154,97 @@ const Store = Type.Object(
   { additionalProperties: false },
 );
 
+/** Per-principal and global limits; every one has a safe default. */
+const Limits = Type.Object(
+  {
+    /** Per principal, over a sliding minute; over it → 429 with Retry-After. */
+    requestsPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600 }),
+    /** Failed authentications per address per minute before that address gets 429 for the rest of the minute. */
+    authFailuresPerMinute: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+    /** Deepest JSON nesting accepted in a request body (arrays and objects). */
+    maxJsonDepth: Type.Integer({ minimum: 4, maximum: 256, default: 32 }),
+    /** Parts in one inbound message. */
+    maxParts: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+    /** Characters of text in one inbound message (all parts together). */
+    maxInputChars: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 8192 }),
+    /** Tasks running at once, all callers together; over it → 503 with Retry-After. */
+    maxConcurrentTasks: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
+    /** Tasks running at once for one principal; over it → 503 with Retry-After. */
+    maxConcurrentTasksPerPrincipal: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * JWT bearer tokens from an identity provider. Keys come from a local JWKS file or a PEM
+ * public key file (a JWKS URL needs the guarded outbound client and comes with it).
+ */
+const Jwt = Type.Object(
+  {
+    issuer: Type.String({ minLength: 1, maxLength: 2000 }),
+    audience: Type.String({ minLength: 1, maxLength: 2000 }),
+    algorithms: Type.Array(
+      Type.Union([
+        Type.Literal('RS256'),
+        Type.Literal('RS384'),
+        Type.Literal('RS512'),
+        Type.Literal('PS256'),
+        Type.Literal('PS384'),
+        Type.Literal('PS512'),
+        Type.Literal('ES256'),
+        Type.Literal('ES384'),
+        Type.Literal('ES512'),
+        Type.Literal('EdDSA'),
+      ]),
+      { minItems: 1, maxItems: 10, default: ['RS256', 'ES256', 'EdDSA'] },
+    ),
+    jwksFile: Type.Optional(Type.String({ minLength: 1 })),
+    publicKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * The claim that lists the agents a token may call: a space-separated string or an array.
+     * An entry grants agent `<slug>` when it equals `agentsPrefix + slug`.
+     */
+    agentsClaim: Type.String({ minLength: 1, maxLength: 128, default: 'scope' }),
+    agentsPrefix: Type.String({ maxLength: 64, default: 'a2a:' }),
+    clockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
+  },
+  { additionalProperties: false },
+);
+
+const Auth = Type.Object({ jwt: Type.Optional(Jwt) }, { additionalProperties: false });
+
+/** A secret whose value must never leave in a reply: inline (usually `${VAR}`) or an env variable. */
+const ScrubSecret = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ env: Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' }) }, { additionalProperties: false }),
+]);
+
+const Content = Type.Object(
+  {
+    /** Values replaced in every reply (client tokens are always scrubbed too). */
+    scrubSecrets: Type.Array(ScrubSecret, { maxItems: 1000, default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+const Audit = Type.Object(
+  {
+    /** A hash-chained JSONL file, written synchronously; `airlock audit verify FILE` checks it. */
+    file: Type.Optional(Type.String({ minLength: 1 })),
+    /** The same rows on stdout (for containers). */
+    stdout: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Optional(Server),
     store: Type.Optional(Store),
+    limits: Type.Optional(Limits),
+    auth: Type.Optional(Auth),
+    content: Type.Optional(Content),
+    audit: Type.Optional(Audit),
     agents: Type.Array(Agent, { minItems: 1, maxItems: 1000 }),
     clients: Type.Array(Client, { default: [], maxItems: 100_000 }),
   },
@@ -144,5 +256,12 @@ export type AgentConfig = Static<typeof Agent>;
 export type ClientConfig = Static<typeof Client>;
 export type TokenSourceConfig = Static<typeof TokenSource>;
 export type BackendConfigRaw = Static<typeof Backend>;
+export type LimitsConfig = Static<typeof Limits>;
+export type JwtConfig = Static<typeof Jwt>;
+export type AuditConfig = Static<typeof Audit>;
+export type ScrubSecretConfig = Static<typeof ScrubSecret>;
 export const ServerSchema = Server;
+export const LimitsSchema = Limits;
+export const ContentSchema = Content;
+export const AuditSchema = Audit;
 export const StoreSchema = Store;
