@@ -389,30 +389,26 @@ function sharedTests(dialect: Dialect): void {
     assert.equal(sends[1]!.params.message.taskId, first.id);
   });
 
-  it('getAgentCard returns echo’s extended card; writer has none (-32007)', BOUNDED, async () => {
-    const echo = await connect(dialect, 'echo');
-    const extended = await echo.client.getAgentCard();
-    assert.equal(extended.name, 'Echo');
-    assert.equal(extended.description, 'Echoes, for members.');
-    sent(echo.wire, dialect, 'extendedCard');
+  it(
+    'getAgentCard returns the extended card (configured skills) in place of the minimal public one',
+    BOUNDED,
+    async () => {
+      const echo = await connect(dialect, 'echo');
+      const extended = await echo.client.getAgentCard();
+      assert.equal(extended.name, 'Echo');
+      assert.equal(extended.description, 'Echoes, for members.');
+      sent(echo.wire, dialect, 'extendedCard');
 
-    const writer = await connect(dialect, 'writer');
-    const card = await writer.client.getAgentCard();
-    assert.equal(card.description, 'Writes.');
-    assert.ok(
-      !writer.wire.some((exchange) => exchange.method === METHODS[dialect].extendedCard),
-      'the SDK does not ask for an extended card the card does not announce',
-    );
-    // Client adds A2A-Version; a direct transport call must add it itself.
-    await rejectsWithCode(
-      writer.client.transport.getExtendedAgentCard(
-        { tenant: '' },
-        { serviceParameters: { 'A2A-Version': writer.client.protocolVersion } },
-      ),
-      -32007,
-    );
-    sent(writer.wire, dialect, 'extendedCard');
-  });
+      const writer = await connect(dialect, 'writer');
+      const card = await writer.client.getAgentCard();
+      assert.equal(card.description, 'Writes.');
+      assert.deepEqual(
+        card.skills.map((skill) => skill.id),
+        ['write'],
+      );
+      sent(writer.wire, dialect, 'extendedCard');
+    },
+  );
 
   it('an unauthenticated client is refused with HTTP 401 and creates no task', BOUNDED, async () => {
     for (const token of [null, 'x'.repeat(40)]) {

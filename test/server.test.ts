@@ -466,11 +466,25 @@ describe('v1.0 methods', () => {
     assert.equal(events[events.length - 1].result.statusUpdate.status.state, 'TASK_STATE_COMPLETED');
   });
 
-  it('GetExtendedAgentCard returns the extended card, or -32007 where none is configured', async () => {
+  it('GetExtendedAgentCard returns the extended card with the real skills; the public card has one generic skill', async () => {
     const card = await rpc(echo, 'GetExtendedAgentCard', {}, { version: '1.0' });
     assert.equal(card.body.result.description, 'Echoes, for members.');
-    const none = await rpc(writer, 'GetExtendedAgentCard', {}, { version: '1.0' });
-    assert.equal(none.body.error.code, -32007);
+    const extended = await rpc(writer, 'GetExtendedAgentCard', {}, { version: '1.0' });
+    assert.equal(extended.body.result.description, 'Writes.');
+    assert.deepEqual(
+      extended.body.result.skills.map((skill: { id: string }) => skill.id),
+      ['write'],
+    );
+    const response = await fetch(`${writer}/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } });
+    const publicCard = (await response.json()) as {
+      skills: { id: string }[];
+      capabilities: { extendedAgentCard: boolean };
+    };
+    assert.deepEqual(
+      publicCard.skills.map((skill) => skill.id),
+      ['general'],
+    );
+    assert.equal(publicCard.capabilities.extendedAgentCard, true);
   });
 });
 

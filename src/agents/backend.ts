@@ -40,6 +40,22 @@ export interface AgentTurn {
    * carry it; read it through `isAborted`, which falls back on the signal.
    */
   readonly aborted?: boolean;
+  /**
+   * What a model backend must send instead of the raw text of `message`: `system` as the system
+   * (or developer) instruction and `user` as the user turn. `user` holds the caller's text inside
+   * the untrusted-content markers under a standing warning; `system` says the request is external
+   * and untrusted and that internals stay internal (see `buildInboundPrompt` in `./inbound/`).
+   * Set by the gateway on inbound A2A turns. A model backend that finds it absent must build one
+   * with `buildInboundPrompt(textOf(message))` rather than send the caller's text as it is.
+   * Backends that call no model (echo, writer) ignore it.
+   */
+  readonly prompt?: { readonly system: string; readonly user: string };
+  /**
+   * The names of the tools this turn may use (see `toolsForInboundTurn` in `./inbound/`). Absent
+   * or empty means none: the backend must offer the model no tool at all, and must never offer a
+   * tool that is not named here, whatever its own configuration holds.
+   */
+  readonly tools?: readonly string[];
 }
 
 /**

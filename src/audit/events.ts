@@ -43,7 +43,7 @@ export function auditTime(date: Date = new Date()): AuditTime {
 }
 
 /** Why a task failed: a generic code, never the backend's error text. */
-const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error'] as const;
+const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error', 'shutdown'] as const;
 const CANCELED_REASONS = ['canceled_by_client', 'agent_timeout', 'task_expired', 'shutdown'] as const;
 const REJECTED_REASONS = [
   'agent_rejected',
@@ -56,7 +56,7 @@ const REJECTED_REASONS = [
   'context_busy',
 ] as const;
 const AUTH_FAILED_REASONS = ['missing_credentials', 'invalid_credentials'] as const;
-const FORBIDDEN_REASONS = ['agent_not_allowed', 'address_not_allowed'] as const;
+const FORBIDDEN_REASONS = ['agent_not_allowed', 'address_not_allowed', 'hop_refused'] as const;
 const RATE_LIMITED_REASONS = ['client_rate_limit', 'auth_failure_limit', 'concurrency_limit'] as const;
 /** Outbound calls: `denied` for refusals by config or transport policy, `error` for failures. */
 const CLIENT_REASONS = [

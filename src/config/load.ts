@@ -60,7 +60,10 @@ export interface AirlockConfig {
   limits: LimitsConfig;
   /** JWT bearer verification, when configured; its key material is read at load. */
   jwt?: JwtSettings;
-  /** Values never to leave in a reply: the configured scrub list plus every client token. */
+  /**
+   * Values never to leave in a reply (a backend's own credentials, say). Client tokens are not
+   * listed: Airlock keeps only their digests and no backend ever sees one.
+   */
   scrubSecrets: string[];
   audit: AuditConfig;
   agents: AgentConfig[];
@@ -118,8 +121,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
   checkAgents(raw.agents, server.defaultAgent);
   checkTrustedProxies(server.trustedProxies);
-  const tokens: string[] = [];
-  const clients = resolveClients(raw, env, tokens);
+  const clients = resolveClients(raw, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
   return {
     server: {
@@ -140,7 +142,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     store: { type: store.type, maxTasks: store.maxTasks, taskTtlMinutes: store.taskTtlMinutes },
     limits,
     ...(jwt !== undefined && { jwt }),
-    scrubSecrets: [...resolveScrubSecrets(content.scrubSecrets, env), ...tokens],
+    scrubSecrets: resolveScrubSecrets(content.scrubSecrets, env),
     audit,
     agents: raw.agents,
     clients,
@@ -259,7 +261,7 @@ function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): v
   }
 }
 
-function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv, tokens: string[]): ClientEntry[] {
+function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv): ClientEntry[] {
   const slugs = new Set(raw.agents.map((agent) => agent.slug));
   const ids = new Set<string>();
   const digests = new Map<string, string>();
@@ -278,7 +280,6 @@ function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv, tokens: string[]
       throw new ConfigError(`${key}.token`, `clients "${other}" and "${client.id}" share a token; give each its own`);
     }
     digests.set(hex, client.id);
-    tokens.push(token.value);
     return { id: client.id, tokenDigest: digest, agents: new Set(client.agents), tokenOrigin: token.origin };
   });
 }

@@ -221,7 +221,7 @@ const ScrubSecret = Type.Union([
 
 const Content = Type.Object(
   {
-    /** Values replaced in every reply (client tokens are always scrubbed too). */
+    /** Values replaced in every reply, e.g. the backend's own API key: `${VAR}` or `{ env: NAME }`. */
     scrubSecrets: Type.Array(ScrubSecret, { maxItems: 1000, default: [] }),
   },
   { additionalProperties: false },

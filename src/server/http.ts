@@ -18,6 +18,7 @@ import { createBackend } from '../agents/registry.js';
 import type { AgentBackend } from '../agents/backend.js';
 import type { AirlockConfig } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
+import type { AuditSink } from '../audit/index.js';
 import type { DialectVersion } from '../protocol/dialect.js';
 import { A2AError } from '../protocol/errors.js';
 import { jsonRpcError } from '../protocol/jsonrpc.js';
@@ -25,7 +26,23 @@ import { parseA2AVersion } from '../protocol/version.js';
 import { TaskService } from '../tasks/service.js';
 import type { TaskStore } from '../tasks/store.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
-import { ClientAuthenticator } from './auth.js';
+import { HOP_HEADER } from '../protocol/headers.js';
+import { CapacityError } from '../tasks/policy.js';
+import { Authenticator, type AuthOutcome, type Principal } from './auth/index.js';
+import { AuthFailureLimiter, exceedsJsonDepth, RateLimiter } from './limits/index.js';
+import {
+  askError,
+  askErrorResponse,
+  AskRequestError,
+  parseAskRequest,
+  runAsk,
+  type AskErrorResponse,
+} from './rest/ask.js';
+import { buildOpenApiDocument } from './rest/openapi.js';
+import { startInboundSpan, tracingActive } from './trace.js';
+import { createInboundTurnPolicy } from './turn-policy.js';
+import { clientAddressOf, parseTrustedProxies } from './gate/client-address.js';
+import { InboundAudit, openAuditSinks } from './inbound-audit.js';
 import { readBody } from './body.js';
 import { CardCache, cardBaseUrl } from './cards.js';
 import type { Logger } from './log.js';
@@ -35,6 +52,8 @@ import { pipeEventsAsSse, writeSseError } from './sse.js';
 export interface GatewayOptions {
   logger: Logger;
   store?: TaskStore;
+  /** Where audit rows go; by default the sinks the config names (`audit.file`, `audit.stdout`). */
+  auditSink?: AuditSink;
   /**
    * Backends written in code, by agent slug: they replace the configured `backend` of that
    * agent (the card and every guard still come from the config).
@@ -75,12 +94,21 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const store =
     options.store ??
     new MemoryTaskStore({ maxTasks: config.store.maxTasks, taskTtlMs: config.store.taskTtlMinutes * 60_000 });
+  const audit = new InboundAudit(options.auditSink ?? openAuditSinks(config.audit), logger);
+  const observe = audit.taskObserver();
   const service = new TaskService({
     store,
     logger: (level, event, fields) => logger[level]({ event, ...fields }),
+    policy: createInboundTurnPolicy({ config, audit }),
+    ...(observe !== undefined && { observe }),
   });
-  const auth = new ClientAuthenticator(config.clients);
+  const trustedProxies = parseTrustedProxies(config.server.trustedProxies);
+  const { allowNonLoopback, publicCard, rest } = config.server;
+  const auth = Authenticator.fromConfig(config);
+  const rates = new RateLimiter({ limit: config.limits.requestsPerMinute });
+  const authFailures = new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
   const cards = new CardCache(config);
+  const openApiDocuments = new Map<string, string>();
   const agents = new Map<string, PublishedAgent>();
   for (const agent of config.agents) {
     const onRpcError = (error: unknown): void =>
@@ -98,25 +126,53 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const basePrefix = `${config.server.basePath}/`;
   let port = config.server.port;
 
-  const server = createServer((req, res) => {
-    let pending: Promise<void> | void;
-    try {
-      pending = handle(req, res);
-    } catch (error) {
-      requestFailed(res, error);
-      return;
-    }
-    pending?.catch((error: unknown) => requestFailed(res, error));
-  });
+  const server = createServer(
+    {
+      // Slow clients are cut off: headers within headersTimeoutMs, the whole request within both
+      // limits together (readBody enforces the body's own deadline and answers 408).
+      headersTimeout: config.server.headersTimeoutMs,
+      requestTimeout: config.server.headersTimeoutMs + config.server.bodyTimeoutMs,
+    },
+    (req, res) => {
+      let pending: Promise<void> | void;
+      try {
+        pending = handle(req, res);
+      } catch (error) {
+        requestFailed(res, error);
+        return;
+      }
+      pending?.catch((error: unknown) => requestFailed(res, error));
+    },
+  );
 
   function requestFailed(res: ServerResponse, error: unknown): void {
     logger.error({ event: 'request_failed', error: error instanceof Error ? error.message : String(error) });
-    if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal error' } });
+    if (!res.headersSent) sendJson(res, 500, { error: { code: 500, status: 'INTERNAL', message: 'Internal error' } });
     else res.destroy();
   }
 
-  /** Routes a request; only JSON-RPC calls go on asynchronously (the promise they return). */
+  /** Routes a request; calls that need credentials or a body go on asynchronously. */
   function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+    // The network gate comes first: no route, card or credential check is reached from outside
+    // loopback unless the operator allowed it.
+    const peer = req.socket.remoteAddress;
+    const remote =
+      trustedProxies.length === 0 ? peer : clientAddressOf(peer, headerOf(req, 'x-forwarded-for'), trustedProxies);
+    const fromLoopback = isLoopback(remote);
+    if (!fromLoopback && !allowNonLoopback) {
+      audit.forbidden('address_not_allowed', undefined, remote);
+      return refuse(res, 403, 'PERMISSION_DENIED', 'Callers from outside this machine are not admitted');
+    }
+    if (req.headers[HOP_HEADER] !== undefined) {
+      audit.forbidden('hop_refused', undefined, remote);
+      return refuse(
+        res,
+        403,
+        'PERMISSION_DENIED',
+        'Requests relayed by an Airlock gateway are refused (loop protection)',
+      );
+    }
+    const caller: Caller = { remote, fromLoopback };
     const rawUrl = req.url ?? '/';
     const query = rawUrl.indexOf('?');
     const path = query === -1 ? rawUrl : rawUrl.slice(0, query);
@@ -125,35 +181,122 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       const slug = config.server.defaultAgent;
       const agent = slug === undefined ? undefined : agents.get(slug);
       if (agent === undefined) return notFound(res);
-      return serveCard(req, res, agent);
+      return publicly(req, res, agent, caller, () => serveCard(req, res, agent));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (!path.startsWith(basePrefix)) return notFound(res);
 
-    const rest = path.slice(basePrefix.length);
-    const slash = rest.indexOf('/');
-    const slug = slash === -1 ? rest : rest.slice(0, slash);
+    const restOfPath = path.slice(basePrefix.length);
+    const slash = restOfPath.indexOf('/');
+    const slug = slash === -1 ? restOfPath : restOfPath.slice(0, slash);
     const agent = agents.get(slug);
     if (agent === undefined) return notFound(res);
-    const tail = slash === -1 ? '' : rest.slice(slash);
-    if (CARD_PATHS.has(tail)) return serveCard(req, res, agent);
-    const pinned = PINNED_CARD_PATHS.get(tail);
-    if (pinned !== undefined) return serveCard(req, res, agent, pinned);
-    if (tail !== '' && tail !== '/') return notFound(res);
-    if (req.method !== 'POST') {
-      res.writeHead(405, { ...JSON_HEADERS, allow: 'POST' });
-      res.end(JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Use POST for JSON-RPC' } }));
-      return;
+    const tail = slash === -1 ? '' : restOfPath.slice(slash);
+    if (tail === '' || tail === '/') {
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return serveRpc(req, res, agent, caller);
     }
-    return serveRpc(req, res, agent);
+    if (CARD_PATHS.has(tail)) return publicly(req, res, agent, caller, () => serveCard(req, res, agent));
+    const pinned = PINNED_CARD_PATHS.get(tail);
+    if (pinned !== undefined) return publicly(req, res, agent, caller, () => serveCard(req, res, agent, pinned));
+    if (rest && tail === '/ask') {
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return serveAsk(req, res, agent, caller);
+    }
+    if (rest && tail === '/openapi.json') {
+      return publicly(req, res, agent, caller, () => serveOpenApi(req, res, agent));
+    }
+    return notFound(res);
+  }
+
+  /** Cards and the OpenAPI document: open to anyone past the gate, unless `publicCard: false`. */
+  function publicly(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+    serve: () => void,
+  ): Promise<void> | void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res, 'GET, HEAD');
+    if (publicCard) return serve();
+    const admitted = admit(req, res, agent, caller);
+    if (admitted === undefined) return;
+    if (!(admitted instanceof Promise)) return serve();
+    return admitted.then((principal) => {
+      if (principal !== undefined) serve();
+    });
+  }
+
+  /**
+   * Who is calling, or undefined once the caller was refused (the response is sent): the
+   * lockout for addresses that failed authentication too often, then credentials (a Promise
+   * only for a JWT), the agent allow list, then the caller's request rate.
+   */
+  function admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+  ): Principal | undefined | Promise<Principal | undefined> {
+    const now = Date.now();
+    const address = caller.remote ?? '';
+    const locked = authFailures.isLocked(address, now);
+    if (locked > 0) {
+      audit.rateLimited('auth_failure_limit', agent.config.slug, caller.remote);
+      refuse(res, 429, 'RESOURCE_EXHAUSTED', 'Too many failed authentications from this address; try again later', {
+        'retry-after': String(locked),
+        connection: 'close',
+      });
+      return undefined;
+    }
+    const credentials = {
+      authorization: headerOf(req, 'authorization'),
+      apiKey: config.server.apiKeyHeader ? headerOf(req, 'x-api-key') : undefined,
+    };
+    const outcome = auth.authenticate(
+      credentials,
+      agent.config.slug,
+      caller.fromLoopback,
+      agent.config.anonymousLoopback,
+    );
+    return outcome instanceof Promise
+      ? outcome.then((settled) => decide(res, agent, caller, settled, now))
+      : decide(res, agent, caller, outcome, now);
+  }
+
+  function decide(
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+    outcome: AuthOutcome,
+    now: number,
+  ): Principal | undefined {
+    const slug = agent.config.slug;
+    if (!outcome.ok) {
+      logger.warn({ event: outcome.status === 401 ? 'auth_failed' : 'forbidden', agent: slug, reason: outcome.reason });
+      if (outcome.status === 401) {
+        authFailures.recordFailure(caller.remote ?? '', now);
+        audit.authFailed(outcome.reason, slug, caller.remote);
+        refuse(res, 401, 'UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
+          'www-authenticate': 'Bearer realm="airlock"',
+          connection: 'close',
+        });
+      } else {
+        audit.forbidden(outcome.reason, slug, caller.remote, outcome.principal);
+        refuse(res, 403, 'PERMISSION_DENIED', 'This client may not call this agent', { connection: 'close' });
+      }
+      return undefined;
+    }
+    const wait = rates.take(outcome.principal.key, now);
+    if (wait !== true) {
+      audit.rateLimited('client_rate_limit', slug, caller.remote, outcome.principal);
+      refuse(res, 429, 'RESOURCE_EXHAUSTED', 'Too many requests; slow down', { 'retry-after': String(wait) });
+      return undefined;
+    }
+    return outcome.principal;
   }
 
   function serveCard(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent, pinned?: DialectVersion): void {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { ...JSON_HEADERS, allow: 'GET, HEAD' });
-      res.end();
-      return;
-    }
     let version: DialectVersion;
     try {
       version = pinned ?? parseA2AVersion(headerOf(req, 'a2a-version') ?? queryVersion(req.url));
@@ -167,9 +310,9 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     const card = cards.render(agent.config, version, baseUrl, false);
     const headers = {
       ...JSON_HEADERS,
-      vary: 'A2A-Version',
+      vary: publicCard ? 'A2A-Version' : 'A2A-Version, Authorization',
       etag: card.etag,
-      'cache-control': 'public, max-age=300',
+      'cache-control': publicCard ? 'public, max-age=300' : 'private, max-age=300',
       'last-modified': cards.lastModified,
     };
     if (req.headers['if-none-match'] === card.etag) {
@@ -181,84 +324,167 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     res.end(req.method === 'HEAD' ? undefined : card.body);
   }
 
-  async function serveRpc(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent): Promise<void> {
-    const versionHeader = headerOf(req, 'a2a-version');
-    // Credentials first: an unauthenticated caller's body is never read, let alone run.
-    const outcome = auth.authenticate(
-      headerOf(req, 'authorization'),
-      agent.config.slug,
-      isLoopback(req.socket.remoteAddress),
-      agent.config.anonymousLoopback,
-    );
-    if (!outcome.ok) {
-      const status = outcome.status;
-      // An HTTP-level refusal, shaped like google.rpc.Status rather than JSON-RPC, so that
-      // clients report the 401/403 itself instead of a malformed JSON-RPC exchange.
-      const error =
-        status === 401
-          ? {
-              code: 401,
-              status: 'UNAUTHENTICATED',
-              message: 'Authentication required: send Authorization: Bearer <token>',
-            }
-          : { code: 403, status: 'PERMISSION_DENIED', message: 'This client may not call this agent' };
-      const headers: Record<string, string> = { ...JSON_HEADERS, connection: 'close' };
-      if (status === 401) headers['www-authenticate'] = 'Bearer realm="airlock"';
-      logger.warn({
-        event: status === 401 ? 'auth_failed' : 'forbidden',
-        agent: agent.config.slug,
-        reason: outcome.reason,
-      });
-      res.writeHead(status, headers);
-      res.end(JSON.stringify({ error }));
-      req.resume();
-      return;
+  function serveOpenApi(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent): void {
+    const baseUrl = cardBaseUrl(config.server.publicUrl, req.headers.host, port);
+    const key = `${agent.config.slug}\n${baseUrl}`;
+    let body = openApiDocuments.get(key);
+    if (body === undefined) {
+      body = JSON.stringify(
+        buildOpenApiDocument(
+          agent.config,
+          `${cards.endpointUrl(agent.config, baseUrl)}/ask`,
+          { apiKeyHeader: config.server.apiKeyHeader },
+          { maxMessageChars: config.limits.maxInputChars },
+        ),
+      );
+      // Loopback Host headers can name any port: keep the cache bounded.
+      if (openApiDocuments.size >= 512) openApiDocuments.clear();
+      openApiDocuments.set(key, body);
     }
+    res.writeHead(200, {
+      ...JSON_HEADERS,
+      'content-length': Buffer.byteLength(body),
+      'cache-control': publicCard ? 'public, max-age=300' : 'private, max-age=300',
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /**
+   * Reads a JSON request body under the size, time and nesting limits. Undefined once the
+   * request was refused (the response is sent; `shapeError` writes a refusal in the route's
+   * own error shape).
+   */
+  async function readJsonBody(
+    req: IncomingMessage,
+    res: ServerResponse,
+    shapeError: (status: number, code: 'INVALID_REQUEST' | 'CONTENT_TYPE_NOT_SUPPORTED', message: string) => void,
+  ): Promise<Buffer | undefined> {
     const contentType = headerOf(req, 'content-type');
     if (contentType !== undefined && !JSON_CONTENT_TYPE.test(contentType)) {
-      const error = new A2AError('CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json');
-      sendJson(res, 200, jsonRpcError(null, fallbackDialect(versionHeader).encodeError(error)));
+      shapeError(415, 'CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json');
       req.resume();
-      return;
+      return undefined;
     }
-    const body = await readBody(req, config.server.maxBodyBytes);
-    if (!body.ok) {
-      if (body.reason === 'too_large') {
-        const error = new A2AError(
-          'INVALID_REQUEST',
-          `Request body is larger than ${config.server.maxBodyBytes} bytes`,
-        );
-        res.writeHead(413, { ...JSON_HEADERS, connection: 'close' });
-        res.end(JSON.stringify(jsonRpcError(null, fallbackDialect(versionHeader).encodeError(error))), () => {
-          req.destroy();
-        });
-      } else {
-        res.destroy();
-      }
-      return;
+    const { maxBodyBytes, bodyTimeoutMs } = config.server;
+    const body = await readBody(req, maxBodyBytes, bodyTimeoutMs);
+    if (body.ok) {
+      if (!exceedsJsonDepth(body.body, config.limits.maxJsonDepth)) return body.body;
+      shapeError(400, 'INVALID_REQUEST', `Request JSON is nested deeper than ${config.limits.maxJsonDepth} levels`);
+      return undefined;
     }
-    const result = await dispatchRpc(body.body, versionHeader, {
-      service,
-      context: { principalKey: outcome.principal.key, agentSlug: agent.config.slug, backend: agent.backend },
-      extendedCard: () =>
-        agent.config.extendedCard === undefined
-          ? undefined
-          : cards.card(agent.config, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true),
-      onError: agent.onRpcError,
+    if (body.reason === 'aborted') {
+      res.destroy();
+      return undefined;
+    }
+    // The connection is closed after the answer: the rest of the body is never read.
+    res.shouldKeepAlive = false;
+    res.once('finish', () => req.destroy());
+    if (body.reason === 'too_large') {
+      shapeError(413, 'INVALID_REQUEST', `Request body is larger than ${maxBodyBytes} bytes`);
+    } else {
+      shapeError(408, 'INVALID_REQUEST', `Request body did not arrive within ${bodyTimeoutMs} ms`);
+    }
+    return undefined;
+  }
+
+  async function serveRpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+  ): Promise<void> {
+    const versionHeader = headerOf(req, 'a2a-version');
+    // Credentials first: an unauthenticated caller's body is never read, let alone run.
+    let principal = admit(req, res, agent, caller);
+    if (principal instanceof Promise) principal = await principal;
+    if (principal === undefined) return;
+    const body = await readJsonBody(req, res, (status, code, message) => {
+      // Content-Type refusals are JSON-RPC errors (-32005) over HTTP 200; size and time limits
+      // keep their HTTP status with a JSON-RPC error body.
+      const error = new A2AError(code, message);
+      writeJson(
+        res,
+        code === 'CONTENT_TYPE_NOT_SUPPORTED' ? 200 : status,
+        JSON.stringify(jsonRpcError(null, fallbackDialect(versionHeader).encodeError(error))),
+      );
     });
-    if (result.kind === 'json') {
-      writeJson(res, 200, result.body);
-      return;
-    }
-    if (result.kind === 'stream-error') {
-      writeSseError(res, result.body);
-      return;
-    }
+    if (body === undefined) return;
+    const span = tracingActive()
+      ? startInboundSpan('a2a.jsonrpc', headerOf(req, 'traceparent'), { 'a2a.agent': agent.config.slug })
+      : undefined;
     try {
-      await pipeEventsAsSse(res, result.events, result.frame);
+      const result = await dispatchRpc(body, versionHeader, {
+        service,
+        context: {
+          principalKey: principal.key,
+          agentSlug: agent.config.slug,
+          backend: agent.backend,
+          // The principal itself: it carries clientId and kind, and is built once per client.
+          caller: principal,
+        },
+        extendedCard: () =>
+          cards.card(agent.config, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true),
+        onError: agent.onRpcError,
+      });
+      if (result.kind === 'json') {
+        writeJson(res, 200, result.body);
+        return;
+      }
+      if (result.kind === 'unavailable') {
+        refuse(res, 503, 'UNAVAILABLE', result.message, { 'retry-after': String(result.retryAfterSeconds) });
+        return;
+      }
+      if (result.kind === 'stream-error') {
+        writeSseError(res, result.body);
+        return;
+      }
+      try {
+        await pipeEventsAsSse(res, result.events, result.frame);
+      } catch (error) {
+        logger.error({ event: 'stream_failed', error: error instanceof Error ? error.message : String(error) });
+        writeSseError(res, JSON.stringify(jsonRpcError(null, { code: -32603, message: 'Internal error' })));
+      }
+    } finally {
+      span?.end();
+    }
+  }
+
+  async function serveAsk(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+  ): Promise<void> {
+    let principal = admit(req, res, agent, caller);
+    if (principal instanceof Promise) principal = await principal;
+    if (principal === undefined) return;
+    const body = await readJsonBody(req, res, (status, _code, message) => sendAskError(res, askError(status, message)));
+    if (body === undefined) return;
+    const span = tracingActive()
+      ? startInboundSpan('a2a.ask', headerOf(req, 'traceparent'), { 'a2a.agent': agent.config.slug })
+      : undefined;
+    try {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        sendAskError(res, askError(400, 'The body is not valid JSON'));
+        return;
+      }
+      const request = parseAskRequest(parsed, { maxMessageChars: config.limits.maxInputChars });
+      const reply = await runAsk(
+        service,
+        { principalKey: principal.key, agentSlug: agent.config.slug, backend: agent.backend, caller: principal },
+        request,
+      );
+      sendJson(res, 200, reply);
     } catch (error) {
-      logger.error({ event: 'stream_failed', error: error instanceof Error ? error.message : String(error) });
-      writeSseError(res, JSON.stringify(jsonRpcError(null, { code: -32603, message: 'Internal error' })));
+      if (!(error instanceof A2AError) && !(error instanceof AskRequestError) && !(error instanceof CapacityError)) {
+        agent.onRpcError(error);
+      }
+      sendAskError(res, askErrorResponse(error));
+    } finally {
+      span?.end();
     }
   }
 
@@ -278,12 +504,38 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     close: async () => {
       await service.close();
       await store.close();
+      audit.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
     },
   };
+}
+
+/** Where a request comes from, as the gate judged it. */
+interface Caller {
+  remote: string | undefined;
+  fromLoopback: boolean;
+}
+
+const UNAUTHENTICATED_MESSAGE = 'Authentication required: send Authorization: Bearer <token>';
+
+function sendAskError(res: ServerResponse, error: AskErrorResponse): void {
+  const body = JSON.stringify(error.body);
+  res.writeHead(error.status, {
+    ...error.headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  const body = JSON.stringify({ error: { code: 405, status: 'METHOD_NOT_ALLOWED', message: `Use ${allow}` } });
+  res.writeHead(405, { ...JSON_HEADERS, allow, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+  res.req.resume();
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
@@ -318,6 +570,24 @@ function sendJson(res: ServerResponse, status: number, payload: unknown): void {
 function writeJson(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, ['content-type', 'application/json', 'content-length', Buffer.byteLength(body)]);
   res.end(body);
+}
+
+/**
+ * An HTTP-level refusal, shaped like google.rpc.Status rather than JSON-RPC, so that clients
+ * report the status itself instead of a malformed JSON-RPC exchange. The request body is
+ * drained, never read.
+ */
+function refuse(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ error: { code: status, status: code, message } });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+  res.req.resume();
 }
 
 function notFound(res: ServerResponse): void {

@@ -24,6 +24,7 @@ import { V03_JSON, v03 } from '../protocol/v03.js';
 import type { JsonWriters } from '../protocol/validate.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
 import { V10_JSON, v10 } from '../protocol/v10.js';
+import { CapacityError } from '../tasks/policy.js';
 import type { CallContext, TaskService } from '../tasks/service.js';
 
 /** What the dispatcher needs from the server around it. */
@@ -39,6 +40,8 @@ export type RpcOutcome =
   | { kind: 'json'; body: string }
   /** A JSON-RPC error sent as the only event of an SSE stream. */
   | { kind: 'stream-error'; body: string }
+  /** Too many tasks running: an HTTP 503 with Retry-After rather than a JSON-RPC answer. */
+  | { kind: 'unavailable'; message: string; retryAfterSeconds: number }
   | { kind: 'stream'; events: AsyncIterable<StreamEvent>; frame: (event: StreamEvent) => string };
 
 /** Parses and runs one JSON-RPC request. Never throws: every failure becomes a JSON-RPC error. */
@@ -64,6 +67,9 @@ export async function dispatchRpc(body: Buffer, versionHeader: string | undefine
     operation = request.method;
     return await run(request, dialect, id, call);
   } catch (error) {
+    if (error instanceof CapacityError) {
+      return { kind: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+    }
     if (!(error instanceof A2AError)) call.onError(error);
     const outcome = errorOutcome(id, dialect, error);
     // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.

@@ -27,6 +27,16 @@ import {
 } from '../protocol/model.js';
 import { isoNow, newId } from './ids.js';
 import { LocalTaskEventBus, type TaskEventBus } from './events.js';
+import {
+  replyChars,
+  type ReplyScrubber,
+  type TaskLifecycleEvent,
+  type TaskObserver,
+  type TaskOutcomeReason,
+  type TurnGrant,
+  type TurnPolicy,
+  type TurnPrompt,
+} from './policy.js';
 import { EventQueue } from './queue.js';
 import { deriveSessionId, OUTBOUND_ID_PREFIX } from './session.js';
 import type { TaskStore } from './store.js';
@@ -38,6 +48,8 @@ export interface CallContext {
   /** The published agent the call was addressed to. */
   agentSlug: string;
   backend: AgentBackend;
+  /** Who the caller is, for audit rows (absent in library use without audit). */
+  caller?: { clientId: string; kind: 'client' | 'service' | 'delegated' };
 }
 
 /** Structured log sink; the service reports backend failures here, never to callers. */
@@ -47,6 +59,10 @@ export interface TaskServiceOptions {
   store: TaskStore;
   bus?: TaskEventBus;
   logger?: ServiceLogger;
+  /** Admission, prompt, tools and reply scrubbing for every turn; none = everything admitted as is. */
+  policy?: TurnPolicy;
+  /** Told of every task's submission and outcome (audit). */
+  observe?: TaskObserver;
   /** For tests. */
   now?: () => Date;
 }
@@ -55,6 +71,19 @@ export interface TaskServiceOptions {
 interface LiveTask {
   owner: string;
   task: Task;
+  ctx: CallContext;
+  /** What admission granted the turn; undefined once given back. */
+  grant: TurnGrant | undefined;
+  /** Characters of the caller's message (audit). */
+  inputChars: number;
+  /** Removes configured secrets from reply text (kept after the grant is given back). */
+  scrubber: ReplyScrubber | undefined;
+  /** The reply being streamed through the scrubber, once the first chunk arrived. */
+  scrubStream: ReturnType<ReplyScrubber['stream']> | undefined;
+  /** Key in the service's running-contexts map, when this turn holds its context. */
+  contextKey: string | undefined;
+  /** The submitted row was written, and no outcome row yet. */
+  observed: boolean;
   /**
    * Created on demand: when the backend first reads `turn.signal`, or when the turn is aborted.
    * Most turns never look at their signal, and an AbortSignal is costly to create.
@@ -92,6 +121,8 @@ interface TurnState {
   readonly ctx: CallContext;
   readonly live: LiveTask;
   sessionId: string | undefined;
+  prompt: TurnPrompt | undefined;
+  readonly buildPrompt: (() => TurnPrompt) | undefined;
 }
 
 const TURN_STATE = Symbol('airlock.turnState');
@@ -109,6 +140,10 @@ export class TaskService {
   readonly #log: ServiceLogger;
   readonly #now: (() => Date) | undefined;
   readonly #live = new Map<string, LiveTask>();
+  /** Running turns by owner and contextId: one running task per context. */
+  readonly #runningContexts = new Map<string, LiveTask>();
+  readonly #policy: TurnPolicy | undefined;
+  readonly #observe: TaskObserver | undefined;
   /** Owner keys by principal key, then agent slug (see #ownerOf). */
   readonly #owners = new Map<string, Map<string, string>>();
 
@@ -117,6 +152,8 @@ export class TaskService {
     this.#bus = options.bus ?? new LocalTaskEventBus();
     this.#log = options.logger ?? (() => undefined);
     this.#now = options.now;
+    this.#policy = options.policy;
+    this.#observe = options.observe;
   }
 
   /** SendMessage: starts or resumes a task; blocks until terminal or interrupted unless told not to. */
@@ -129,9 +166,7 @@ export class TaskService {
 
   async #sendTurn(ctx: CallContext, params: SendParams, resuming: boolean): Promise<SendResult> {
     const incoming = params.message;
-    const live = resuming
-      ? await this.#resume(this.#ownerOf(ctx), incoming)
-      : this.#create(this.#ownerOf(ctx), incoming, true);
+    const live = await this.#start(ctx, incoming, resuming, true);
     const source = this.#open(ctx, live, resuming);
     const historyLength = params.configuration.historyLength;
     if (params.configuration.returnImmediately) {
@@ -165,9 +200,7 @@ export class TaskService {
    */
   async #sendReady(ctx: CallContext, params: SendParams, resuming: boolean): Promise<SendResult> {
     const incoming = params.message;
-    const live = resuming
-      ? await this.#resume(this.#ownerOf(ctx), incoming)
-      : this.#create(this.#ownerOf(ctx), incoming, false);
+    const live = await this.#start(ctx, incoming, resuming, false);
     // #open takes `runSync` whenever the backend has it: the source is synchronous.
     const source = this.#open(ctx, live, resuming) as Extract<TurnSource, { sync: true }>;
     const first = this.#firstSync(ctx, live, source.iterator);
@@ -179,6 +212,7 @@ export class TaskService {
     try {
       await this.#store.put(live.owner, live.task);
     } catch (error) {
+      this.#emitOutcome(live, 'failed', 'internal_error', true);
       throw storeRefusal(error);
     }
     return { kind: 'task', task: withHistory(live.task, params.configuration.historyLength) };
@@ -189,9 +223,7 @@ export class TaskService {
     // Streams always follow the turn: returnImmediately has no meaning here (§3.2.2).
     const incoming = params.message;
     const resuming = incoming.taskId !== undefined;
-    const live = resuming
-      ? await this.#resume(this.#ownerOf(ctx), incoming)
-      : this.#create(this.#ownerOf(ctx), incoming, true);
+    const live = await this.#start(ctx, incoming, resuming, true);
     const source = this.#open(ctx, live, resuming);
     const first = source.sync
       ? this.#firstSync(ctx, live, source.iterator)
@@ -244,6 +276,15 @@ export class TaskService {
         const canceled = this.#withStatus(stored, 'canceled');
         await this.#store.put(owner, canceled);
         this.#bus.publish(id, statusEvent(canceled, true));
+        this.#observe?.({
+          type: 'canceled',
+          ctx,
+          taskId: id,
+          contextId: canceled.contextId,
+          inputChars: 0,
+          outputChars: replyChars(canceled),
+          reason: 'canceled_by_client',
+        });
         return canceled;
       }
     }
@@ -251,6 +292,7 @@ export class TaskService {
     abortTurn(live, new Error('task canceled'));
     this.#commit(live, this.#withStatus(live.task, 'canceled'));
     this.#bus.publish(id, statusEvent(live.task, true));
+    this.#emitOutcome(live, 'canceled', 'canceled_by_client');
     pause(live);
     this.#release(live);
     await flushed(live);
@@ -283,10 +325,13 @@ export class TaskService {
       abortTurn(live, new Error('gateway shutting down'));
       this.#commit(live, this.#withStatus(live.task, 'failed', 'The gateway shut down before the task finished.'));
       this.#bus.publish(live.task.id, statusEvent(live.task, true));
+      this.#emitOutcome(live, 'failed', 'shutdown');
       pause(live);
+      this.#release(live);
       pending.push(flushed(live));
     }
     this.#live.clear();
+    this.#runningContexts.clear();
     await Promise.allSettled(pending);
   }
 
@@ -303,7 +348,7 @@ export class TaskService {
    * returned without ever creating a task.
    */
   #open(ctx: CallContext, live: LiveTask, resuming: boolean): TurnSource {
-    const turn = newTurn(ctx, live, resuming);
+    const turn = newTurn(ctx, live, resuming, live.grant);
     const backend = ctx.backend;
     let source: TurnSource;
     try {
@@ -345,10 +390,22 @@ export class TaskService {
 
   /** A direct reply: the task is dropped before anyone heard of it, and the turn ends. */
   #directReply(live: LiveTask, source: TurnSource, first: { value: { parts: Message['parts'] } }): Message {
+    const parts = scrubParts(live, first.value.parts);
     this.#release(live);
     live.source = undefined;
     closeSource(source);
-    return { messageId: newId(), role: 'agent', parts: first.value.parts, contextId: live.task.contextId };
+    if (live.observed) {
+      live.observed = false;
+      this.#observe?.({
+        type: 'completed',
+        ctx: live.ctx,
+        taskId: live.task.id,
+        contextId: live.task.contextId,
+        inputChars: live.inputChars,
+        outputChars: partsChars(parts),
+      });
+    }
+    return { messageId: newId(), role: 'agent', parts, contextId: live.task.contextId };
   }
 
   /**
@@ -362,6 +419,7 @@ export class TaskService {
     if (!live.writeFailed) return;
     const error = live.writeError;
     abortTurn(live, new Error('task could not be stored'));
+    this.#emitOutcome(live, 'failed', 'internal_error');
     this.#release(live);
     const source = live.source;
     live.source = undefined;
@@ -369,11 +427,49 @@ export class TaskService {
     throw storeRefusal(error);
   }
 
+  /**
+   * Admits the turn (policy), then creates or resumes its task. The grant is given back if the
+   * task cannot start; the submitted row is written once it can.
+   */
+  async #start(ctx: CallContext, incoming: Message, resuming: boolean, track: boolean): Promise<LiveTask> {
+    const owner = this.#ownerOf(ctx);
+    const grant = this.#policy?.admit(ctx, incoming, resuming);
+    let live: LiveTask;
+    try {
+      live = resuming
+        ? await this.#resume(owner, ctx, incoming, grant)
+        : this.#create(owner, ctx, incoming, track, grant);
+    } catch (error) {
+      grant?.release();
+      throw error;
+    }
+    if (this.#observe !== undefined) {
+      try {
+        this.#observe({
+          type: 'submitted',
+          ctx,
+          taskId: live.task.id,
+          contextId: live.task.contextId,
+          inputChars: live.inputChars,
+          outputChars: 0,
+        });
+      } catch (error) {
+        // Not recorded, not run: an unaudited task must not start.
+        this.#release(live);
+        throw error;
+      }
+      live.observed = true;
+    }
+    return live;
+  }
+
   /** A new task; `track` lists it as running (see #sendReady for when it need not be). */
-  #create(owner: string, incoming: Message, track: boolean): LiveTask {
+  #create(owner: string, ctx: CallContext, incoming: Message, track: boolean, grant: TurnGrant | undefined): LiveTask {
     const contextId = incoming.contextId ?? newId();
     if (contextId.length > MAX_CONTEXT_ID)
       throw new A2AError('INVALID_PARAMS', 'Invalid params: contextId is too long');
+    // Only a caller-named context can be busy: a fresh one has never been seen.
+    if (incoming.contextId !== undefined) this.#checkContextFree(owner, contextId);
     const id = newId();
     const message = withIds(incoming, id, contextId);
     const task: Task = {
@@ -383,10 +479,20 @@ export class TaskService {
       artifacts: [],
       history: [message],
     };
-    return this.#register(owner, task, track);
+    return this.#register(owner, ctx, task, track, grant, incoming);
   }
 
-  async #resume(owner: string, incoming: Message): Promise<LiveTask> {
+  /** -32004 when another turn of this owner runs in the context (one running task per context). */
+  #checkContextFree(owner: string, contextId: string): void {
+    if (this.#runningContexts.has(contextKeyOf(owner, contextId))) {
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        'Another task is still running in this contextId; wait for it to finish or ask for input, or use a new contextId',
+      );
+    }
+  }
+
+  async #resume(owner: string, ctx: CallContext, incoming: Message, grant: TurnGrant | undefined): Promise<LiveTask> {
     const id = incoming.taskId as string;
     if (this.#liveFor(owner, id) !== undefined) throw busy();
     const stored = await this.#find(owner, id);
@@ -403,19 +509,34 @@ export class TaskService {
       );
     }
     if (!isInterruptedState(stored.status.state) || this.#liveFor(owner, id) !== undefined) throw busy();
+    this.#checkContextFree(owner, stored.contextId);
     const message = withIds(incoming, id, stored.contextId);
     const resumed: Task = {
       ...stored,
       history: [...stored.history, message],
       status: { state: 'working', timestamp: this.#timestamp() },
     };
-    return this.#register(owner, resumed, true);
+    return this.#register(owner, ctx, resumed, true, grant, incoming);
   }
 
-  #register(owner: string, task: Task, track: boolean): LiveTask {
+  #register(
+    owner: string,
+    ctx: CallContext,
+    task: Task,
+    track: boolean,
+    grant: TurnGrant | undefined,
+    incoming: Message,
+  ): LiveTask {
     const live: LiveTask = {
       owner,
       task,
+      ctx,
+      grant,
+      inputChars: grant === undefined ? textChars(incoming.parts) : grant.inputChars,
+      scrubber: grant?.scrubber,
+      scrubStream: undefined,
+      contextKey: undefined,
+      observed: false,
       controller: undefined,
       aborted: false,
       abortReason: undefined,
@@ -427,12 +548,48 @@ export class TaskService {
       paused: false,
       onPause: undefined,
     };
-    if (track) this.#live.set(task.id, live);
+    if (track) {
+      this.#live.set(task.id, live);
+      const key = contextKeyOf(owner, task.contextId);
+      live.contextKey = key;
+      this.#runningContexts.set(key, live);
+    }
     return live;
   }
 
+  /** The turn no longer runs: it leaves the live set, frees its context and gives back its grant. */
   #release(live: LiveTask): void {
     if (this.#live.get(live.task.id) === live) this.#live.delete(live.task.id);
+    const key = live.contextKey;
+    if (key !== undefined) {
+      live.contextKey = undefined;
+      if (this.#runningContexts.get(key) === live) this.#runningContexts.delete(key);
+    }
+    const grant = live.grant;
+    if (grant !== undefined) {
+      live.grant = undefined;
+      grant.release();
+    }
+  }
+
+  /** Writes the outcome row for a task whose submitted row was written (once). */
+  #emitOutcome(
+    live: LiveTask,
+    type: Exclude<TaskLifecycleEvent['type'], 'submitted'>,
+    reason?: TaskOutcomeReason,
+    again = false,
+  ): void {
+    if (!live.observed && !again) return;
+    live.observed = false;
+    this.#observe?.({
+      type,
+      ctx: live.ctx,
+      taskId: live.task.id,
+      contextId: live.task.contextId,
+      inputChars: live.inputChars,
+      outputChars: replyChars(live.task),
+      ...(reason !== undefined && { reason }),
+    });
   }
 
   /**
@@ -499,7 +656,7 @@ export class TaskService {
   #turnFailed(live: LiveTask, ctx: CallContext, error: unknown): void {
     if (live.aborted) return;
     this.#logBackendError(ctx, live.task.id, error);
-    this.#finish(live, 'failed', BACKEND_FAILURE);
+    this.#finish(live, 'failed', BACKEND_FAILURE, undefined, 'agent_failed');
   }
 
   /** The turn is over: the task leaves the live set and the backend may clean up. */
@@ -528,7 +685,11 @@ export class TaskService {
         this.#appendText(live, event.text, event.last === true);
         return false;
       case 'artifact': {
-        const artifact: Artifact = { ...event.artifact, artifactId: event.artifact.artifactId ?? newId() };
+        const artifact: Artifact = {
+          ...event.artifact,
+          parts: scrubParts(live, event.artifact.parts),
+          artifactId: event.artifact.artifactId ?? newId(),
+        };
         this.#commit(live, { ...live.task, artifacts: [...live.task.artifacts, artifact] });
         this.#bus.publish(live.task.id, {
           kind: 'artifact-update',
@@ -541,25 +702,37 @@ export class TaskService {
       }
       case 'message':
         // Too late for a direct reply: the task exists, so the message becomes its result.
-        this.#finish(live, 'completed', undefined, event.parts);
+        this.#finish(live, 'completed', undefined, scrubParts(live, event.parts));
         return true;
       case 'completed':
-        this.#finish(live, 'completed', event.text);
+        this.#finish(live, 'completed', scrubText(live, event.text));
         return true;
       case 'input-required':
-        this.#finish(live, 'input-required', event.question);
+        this.#finish(live, 'input-required', scrubText(live, event.question));
         return true;
       case 'rejected':
-        this.#finish(live, 'rejected', event.reason);
+        this.#finish(live, 'rejected', scrubText(live, event.reason));
         return true;
       case 'failed':
-        this.#finish(live, 'failed', event.reason);
+        this.#finish(live, 'failed', scrubText(live, event.reason), undefined, 'agent_failed');
         return true;
     }
   }
 
   /** Text chunks go to one reply artifact: the first creates it, the rest append. */
-  #appendText(live: LiveTask, text: string, last: boolean): void {
+  #appendText(live: LiveTask, chunk: string, last: boolean): void {
+    let text = chunk;
+    const scrubber = live.scrubber;
+    if (scrubber !== undefined) {
+      // Held-back text (a possible secret's start) goes out with a later chunk or the flush.
+      const stream = (live.scrubStream ??= scrubber.stream());
+      text = stream.push(chunk);
+      if (last) {
+        text += stream.flush();
+        live.scrubStream = undefined;
+      }
+      if (text.length === 0 && !last) return;
+    }
     const task = live.task;
     let artifactId = live.replyArtifactId;
     let artifacts: Artifact[];
@@ -597,9 +770,17 @@ export class TaskService {
   }
 
   /** Moves to a terminal or interrupted state; the stream ends after this event. */
-  #finish(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts']): void {
+  #finish(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts'], reason?: TaskOutcomeReason): void {
+    // Reply text the scrubber still holds back goes out before the final status.
+    const held = live.scrubStream;
+    if (held !== undefined) {
+      live.scrubStream = undefined;
+      const rest = held.flush();
+      if (rest.length > 0) this.#appendText(live, rest, true);
+    }
     this.#commit(live, this.#withStatus(live.task, state, text, parts));
     this.#bus.publish(live.task.id, statusEvent(live.task, true));
+    this.#emitOutcome(live, outcomeOf(state), reason);
     pause(live);
   }
 
@@ -796,21 +977,74 @@ const ABORTED_ACCESSOR: PropertyDescriptor = {
   },
 };
 
-function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean): BridgeTurn {
+function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, grant: TurnGrant | undefined): BridgeTurn {
   const task = live.task;
-  const state: TurnState = { ctx, live, sessionId: undefined };
+  const state: TurnState = { ctx, live, sessionId: undefined, prompt: undefined, buildPrompt: grant?.prompt };
   const turn = {
     taskId: task.id,
     contextId: task.contextId,
     message: task.history[task.history.length - 1] as Message,
     task,
     resumed: resuming,
+    tools: grant?.tools ?? NO_TOOLS,
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
   Object.defineProperty(turn, 'signal', SIGNAL_ACCESSOR);
   Object.defineProperty(turn, 'aborted', ABORTED_ACCESSOR);
+  if (grant?.prompt !== undefined) Object.defineProperty(turn, 'prompt', PROMPT_ACCESSOR);
   return turn as unknown as BridgeTurn;
+}
+
+const NO_TOOLS: readonly string[] = Object.freeze([]);
+
+/** The framed prompt, built on first read (see TurnGrant.prompt). */
+const PROMPT_ACCESSOR: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: BridgeTurn): TurnPrompt | undefined {
+    const state = this[TURN_STATE];
+    if (state.prompt === undefined && state.buildPrompt !== undefined) state.prompt = state.buildPrompt();
+    return state.prompt;
+  },
+};
+
+/** The lifecycle event a final status amounts to. */
+function outcomeOf(state: TaskState): Exclude<TaskLifecycleEvent['type'], 'submitted'> {
+  switch (state) {
+    case 'completed':
+    case 'input-required':
+    case 'rejected':
+    case 'canceled':
+      return state;
+    default:
+      return 'failed';
+  }
+}
+
+function contextKeyOf(owner: string, contextId: string): string {
+  return `${owner}\n${contextId}`;
+}
+
+function textChars(parts: Message['parts']): number {
+  let chars = 0;
+  for (const part of parts) if (part.kind === 'text') chars += part.text.length;
+  return chars;
+}
+
+const partsChars = textChars;
+
+/** Scrubs configured secrets from text, when the turn has a scrubber. */
+function scrubText(live: LiveTask, text: string | undefined): string | undefined {
+  const scrubber = live.scrubber;
+  return scrubber === undefined || text === undefined ? text : scrubber.scrub(text);
+}
+
+/** The same parts with every text part scrubbed (other kinds are our own agents' output, kept). */
+function scrubParts(live: LiveTask, parts: Message['parts']): Message['parts'] {
+  const scrubber = live.scrubber;
+  if (scrubber === undefined) return parts;
+  return parts.map((part) => (part.kind === 'text' ? { ...part, text: scrubber.scrub(part.text) } : part));
 }
 
 /** Resolves once the queued store writes landed; rejects when the newest one failed. */

@@ -2,6 +2,7 @@
  * Starts a real gateway on a loopback port for a test, with two clients whose tokens are
  * known to the test.
  */
+import type { AuditSink } from '../../src/audit/index.js';
 import { parseConfig, type AirlockConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/server/http.js';
 import { silentLogger } from '../../src/server/log.js';
@@ -43,9 +44,15 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(yaml = DEFAULT_YAML): Promise<TestGateway> {
-  const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C });
-  const gateway = createGateway(config, { logger: silentLogger });
+export async function startGateway(
+  yaml = DEFAULT_YAML,
+  options: { auditSink?: AuditSink; env?: Record<string, string> } = {},
+): Promise<TestGateway> {
+  const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C, ...options.env });
+  const gateway = createGateway(config, {
+    logger: silentLogger,
+    ...(options.auditSink !== undefined && { auditSink: options.auditSink }),
+  });
   const url = await gateway.listen();
   return { url, gateway, config, close: () => gateway.close() };
 }

@@ -1,0 +1,233 @@
+/**
+ * The inbound audit trail: turns the gateway's decisions (refusals, task lifecycle, suspicious
+ * input) into audit rows — ids, counts and fixed reason codes, never content or credentials.
+ * With no sink configured every method is a no-op.
+ *
+ * Writes are synchronous. A task whose `submitted` row cannot be written is not started: the
+ * write failure becomes an internal error for the caller (see `taskObserver`).
+ *
+ * @example
+ * ```ts
+ * const audit = new InboundAudit(openAuditSinks(config.audit));
+ * audit.authFailed('invalid_credentials', 'echo', '127.0.0.1');
+ * const service = new TaskService({ store, observe: audit.taskObserver() });
+ * ```
+ */
+import {
+  auditTime,
+  JsonlAuditSink,
+  StdoutAuditSink,
+  type AuditCounts,
+  type AuditEvent,
+  type AuditReasonOf,
+  type AuditSink,
+} from '../audit/index.js';
+import type { AuditConfig } from '../config/schema.js';
+import { A2AError } from '../protocol/errors.js';
+import type { TaskLifecycleEvent, TaskObserver } from '../tasks/policy.js';
+import type { CallContext } from '../tasks/service.js';
+import type { Logger } from './log.js';
+
+/**
+ * Opens the configured sinks (a hash-chained JSONL file, stdout, or both); none when neither is set.
+ *
+ * @example
+ * ```ts
+ * const sink = openAuditSinks({ file: '.airlock/audit.jsonl', stdout: false });
+ * ```
+ */
+export function openAuditSinks(config: AuditConfig): AuditSink | undefined {
+  const sinks: AuditSink[] = [];
+  if (config.file !== undefined) sinks.push(new JsonlAuditSink(config.file));
+  if (config.stdout) sinks.push(new StdoutAuditSink());
+  if (sinks.length === 0) return undefined;
+  if (sinks.length === 1) return sinks[0];
+  return {
+    write: (event) => {
+      for (const sink of sinks) sink.write(event);
+    },
+    close: () => {
+      for (const sink of sinks) sink.close();
+    },
+  };
+}
+
+type Remote = string | undefined;
+
+export class InboundAudit {
+  readonly #sink: AuditSink | undefined;
+  readonly #logger: Logger;
+
+  constructor(sink: AuditSink | undefined, logger: Logger) {
+    this.#sink = sink;
+    this.#logger = logger;
+  }
+
+  /** True when rows are written: callers may skip building events otherwise. */
+  get enabled(): boolean {
+    return this.#sink !== undefined;
+  }
+
+  authFailed(reason: AuditReasonOf<'a2a.server.auth_failed'>, agent: string | undefined, remote: Remote): void {
+    if (this.#sink === undefined) return;
+    this.#refusal({
+      type: 'a2a.server.auth_failed',
+      time: auditTime(),
+      outcome: 'denied',
+      reason,
+      ...(agent !== undefined && { agent }),
+      ...(remote !== undefined && { remote }),
+    });
+  }
+
+  forbidden(
+    reason: AuditReasonOf<'a2a.server.forbidden'>,
+    agent: string | undefined,
+    remote: Remote,
+    caller?: CallContext['caller'],
+  ): void {
+    if (this.#sink === undefined) return;
+    this.#refusal({
+      type: 'a2a.server.forbidden',
+      time: auditTime(),
+      outcome: 'denied',
+      reason,
+      ...(agent !== undefined && { agent }),
+      ...(remote !== undefined && { remote }),
+      ...(caller !== undefined && { client: caller.clientId, principalKind: caller.kind }),
+    });
+  }
+
+  rateLimited(
+    reason: AuditReasonOf<'a2a.server.rate_limited'>,
+    agent: string | undefined,
+    remote: Remote,
+    caller?: CallContext['caller'],
+  ): void {
+    if (this.#sink === undefined) return;
+    this.#refusal({
+      type: 'a2a.server.rate_limited',
+      time: auditTime(),
+      outcome: 'denied',
+      reason,
+      ...(agent !== undefined && { agent }),
+      ...(remote !== undefined && { remote }),
+      ...(caller !== undefined && { client: caller.clientId, principalKind: caller.kind }),
+    });
+  }
+
+  /** A message refused before any task was made (limits, content rules, busy context). */
+  rejected(ctx: CallContext, reason: AuditReasonOf<'a2a.task.rejected'>, inputChars?: number): void {
+    if (this.#sink === undefined) return;
+    this.#refusal({
+      type: 'a2a.task.rejected',
+      time: auditTime(),
+      outcome: 'denied',
+      reason,
+      client: ctx.caller?.clientId ?? '-',
+      agent: ctx.agentSlug,
+      ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
+      ...(inputChars !== undefined && { inputChars }),
+    });
+  }
+
+  /** Suspicious patterns counted in a caller's message (counts by category only). */
+  suspicious(ctx: CallContext, counts: AuditCounts, inputChars: number): void {
+    if (this.#sink === undefined) return;
+    this.#task({
+      type: 'a2a.task.suspicious_input',
+      time: auditTime(),
+      outcome: 'ok',
+      client: ctx.caller?.clientId ?? '-',
+      agent: ctx.agentSlug,
+      counts,
+      inputChars,
+      ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
+    });
+  }
+
+  /** The task service's observer: submitted and outcome rows. Undefined when nothing is audited. */
+  taskObserver(): TaskObserver | undefined {
+    if (this.#sink === undefined) return undefined;
+    return (event) => this.#task(lifecycleRow(event));
+  }
+
+  close(): void {
+    this.#sink?.close();
+  }
+
+  /** A refusal that cannot be recorded is still a refusal: the failure goes to the log. */
+  #refusal(event: AuditEvent): void {
+    try {
+      this.#sink?.write(event);
+    } catch (error) {
+      this.#logger.error({ event: 'audit_write_failed', type: event.type, error: describe(error) });
+    }
+  }
+
+  /** A task row that cannot be written stops the task (the caller gets an internal error). */
+  #task(event: AuditEvent): void {
+    try {
+      this.#sink?.write(event);
+    } catch (error) {
+      this.#logger.error({ event: 'audit_write_failed', type: event.type, error: describe(error) });
+      if (event.type === 'a2a.task.submitted') {
+        throw new A2AError('INTERNAL', 'The request could not be recorded in the audit log; nothing was run');
+      }
+    }
+  }
+}
+
+function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
+  const base = {
+    time: auditTime(),
+    client: event.ctx.caller?.clientId ?? '-',
+    agent: event.ctx.agentSlug,
+    taskId: event.taskId,
+    contextId: event.contextId,
+    ...(event.ctx.caller !== undefined && { principalKind: event.ctx.caller.kind }),
+  };
+  switch (event.type) {
+    case 'submitted':
+      return { ...base, type: 'a2a.task.submitted', outcome: 'ok', inputChars: event.inputChars };
+    case 'completed':
+      return {
+        ...base,
+        type: 'a2a.task.completed',
+        outcome: 'ok',
+        inputChars: event.inputChars,
+        outputChars: event.outputChars,
+      };
+    case 'input-required':
+      return {
+        ...base,
+        type: 'a2a.task.input_required',
+        outcome: 'ok',
+        inputChars: event.inputChars,
+        outputChars: event.outputChars,
+      };
+    case 'rejected':
+      return { ...base, type: 'a2a.task.rejected', outcome: 'denied', reason: 'agent_rejected' };
+    case 'failed':
+      return {
+        ...base,
+        type: 'a2a.task.failed',
+        outcome: 'error',
+        reason: event.reason === 'shutdown' || event.reason === 'internal_error' ? event.reason : 'agent_failed',
+        inputChars: event.inputChars,
+        outputChars: event.outputChars,
+      };
+    case 'canceled':
+      return {
+        ...base,
+        type: 'a2a.task.canceled',
+        outcome: 'ok',
+        reason: event.reason === 'shutdown' ? 'shutdown' : 'canceled_by_client',
+        outputChars: event.outputChars,
+      };
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,20 @@
+/**
+ * Limit policies for the inbound hot path: request rate per principal, failed authentications
+ * per address, tasks in flight, JSON nesting depth before parsing, and message size. Each is a
+ * pure, timer-free check with time passed in, so the server decides when and the tests control it.
+ *
+ * @example
+ * ```ts
+ * import { RateLimiter, exceedsJsonDepth } from './limits/index.js';
+ * const rate = new RateLimiter({ limit: config.limits.requestsPerMinute });
+ * ```
+ */
+export { AuthFailureLimiter, DEFAULT_MAX_FAILURE_ADDRESSES, addressBucket } from './address-failures.js';
+export type { AuthFailureLimiterOptions } from './address-failures.js';
+export { CONCURRENCY_RETRY_AFTER_SECONDS, InFlightLimiter } from './concurrency.js';
+export type { InFlightLimits, Release } from './concurrency.js';
+export { exceedsJsonDepth } from './json-depth.js';
+export { MessageLimitError, checkMessageLimits } from './message.js';
+export type { MessageLimitReason, MessageLimits } from './message.js';
+export { DEFAULT_MAX_RATE_KEYS, RateLimiter } from './rate.js';
+export type { RateLimiterOptions } from './rate.js';

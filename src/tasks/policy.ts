@@ -1,0 +1,100 @@
+/**
+ * What the task service asks of the policy around it. The service knows nothing of limits,
+ * content rules, framing or audit sinks; the server hands it a `TurnPolicy` (admission,
+ * prompt, tools, reply scrubbing) and an observer for lifecycle events, and the service calls
+ * them at the right moments of every turn.
+ *
+ * @example
+ * ```ts
+ * const service = new TaskService({
+ *   store,
+ *   policy: { admit: (ctx, message) => ({ inputChars: textOf(message).length, release() {} }) },
+ *   observe: (event) => console.log(event.type, event.task.id),
+ * });
+ * ```
+ */
+import type { Message, Task } from '../protocol/model.js';
+import type { CallContext } from './service.js';
+
+/** The prompt a model backend sends instead of the caller's raw text. */
+export interface TurnPrompt {
+  readonly system: string;
+  readonly user: string;
+}
+
+/** Removes configured secrets from reply text, whole or as it streams. */
+export interface ReplyScrubber {
+  scrub(text: string): string;
+  /** A scrubber for one streamed reply: a secret split across chunks is still caught. */
+  stream(): { push(chunk: string): string; flush(): string };
+}
+
+/** What admission grants one turn. */
+export interface TurnGrant {
+  /** Characters of text in the caller's message (for audit). */
+  readonly inputChars: number;
+  /** Gives back what the turn held (a concurrency slot). Called once when the turn ends. */
+  release(): void;
+  /** Built on first read: most backends never look at it. */
+  prompt?: () => TurnPrompt;
+  /** The tools this turn may use; absent = none. */
+  tools?: readonly string[];
+  /** Applied to every piece of reply text before it is stored or sent. */
+  scrubber?: ReplyScrubber;
+}
+
+export interface TurnPolicy {
+  /**
+   * Decides whether a turn may start (a new task, or a resumed interrupted one). Refuses by
+   * throwing an `A2AError` (bad input) or a `CapacityError` (too many turns running).
+   */
+  admit(ctx: CallContext, message: Message, resuming: boolean): TurnGrant;
+}
+
+/** Why a task failed or was canceled, as a fixed code (never backend text). */
+export type TaskOutcomeReason = 'agent_failed' | 'internal_error' | 'shutdown' | 'canceled_by_client';
+
+/** One step of a task's life, for audit: ids and counts, never content. */
+export interface TaskLifecycleEvent {
+  type: 'submitted' | 'completed' | 'input-required' | 'rejected' | 'failed' | 'canceled';
+  ctx: CallContext;
+  taskId: string;
+  contextId: string;
+  inputChars: number;
+  /** Characters of reply text so far (artifacts' and status message's text parts). */
+  outputChars: number;
+  reason?: TaskOutcomeReason;
+}
+
+export type TaskObserver = (event: TaskLifecycleEvent) => void;
+
+/**
+ * Too many turns are running (in total, or for this caller): the caller should come back
+ * after `retryAfterSeconds`. The server answers 503 with Retry-After.
+ *
+ * @example
+ * ```ts
+ * throw new CapacityError(1); // answered 503 with Retry-After: 1
+ * ```
+ */
+export class CapacityError extends Error {
+  readonly code = 'CAPACITY_EXCEEDED';
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number) {
+    super('Too many tasks are running (yours, or on this gateway); try again shortly');
+    this.name = 'CapacityError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Characters of reply text in a task: artifacts' text parts and the status message's. */
+export function replyChars(task: Task): number {
+  let chars = 0;
+  for (const artifact of task.artifacts) {
+    for (const part of artifact.parts) if (part.kind === 'text') chars += part.text.length;
+  }
+  const message = task.status.message;
+  if (message !== undefined) for (const part of message.parts) if (part.kind === 'text') chars += part.text.length;
+  return chars;
+}
