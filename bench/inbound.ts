@@ -37,6 +37,8 @@ import { runLoad, verifyReply, type LoadOptions, type RunStats, type Target } fr
 import { formatInt, formatMs, formatRatio, median, renderTable } from './lib/report.js';
 
 const AIRLOCK_TARGET = 0.6;
+/** With every guard on (audit file, scrubbing, trusted-proxy parsing, API-key header, REST). */
+const GUARDED_TARGET = 0.5;
 const PAUSE_BETWEEN_RUNS_MS = 250;
 const MESSAGE_SEND = JSON.stringify({
   jsonrpc: '2.0',
@@ -47,7 +49,7 @@ const MESSAGE_SEND = JSON.stringify({
   },
 });
 
-type ServerKey = 'airlock' | 'raw' | 'sdk';
+type ServerKey = 'airlock' | 'guarded' | 'raw' | 'sdk';
 
 interface Settings {
   duration: number;
@@ -86,6 +88,7 @@ interface ServerSummary {
 
 interface Ratios {
   airlockToRaw: number;
+  guardedToRaw: number;
   sdkToRaw: number;
   airlockToSdk: number;
 }
@@ -164,11 +167,29 @@ function printHeader(settings: Settings): void {
 
 // ---------------------------------------------------------------- servers
 
-function airlockConfig(): string {
+/**
+ * The bench config. Every request passes the gate, auth, the rate limit (set high enough never
+ * to refuse), body and depth limits, message limits, content rules, suspicious-pattern counting
+ * and the in-flight caps in both variants; `guarded` adds what is off by default: the audit file
+ * (two synchronous rows per task), reply scrubbing, X-Forwarded-For parsing for a trusted proxy,
+ * the X-API-Key header and the REST routes.
+ */
+function airlockConfig(guarded: boolean, workDir: string): string {
   return [
     'server:',
     '  host: 127.0.0.1',
     '  port: 0',
+    ...(guarded ? ['  trustedProxies: [127.0.0.1]', '  apiKeyHeader: true', '  rest: true'] : []),
+    'limits:',
+    '  requestsPerMinute: 100000000',
+    ...(guarded
+      ? [
+          'content:',
+          "  scrubSecrets: ['bench-secret-never-to-leave-0123456789']",
+          'audit:',
+          `  file: '${join(workDir, 'audit.jsonl')}'`,
+        ]
+      : []),
     'agents:',
     '  - slug: echo',
     '    name: Echo',
@@ -188,18 +209,21 @@ function requestHeaders(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 }
 
-async function startAirlock(token: string, workDir: string): Promise<BenchServer> {
-  const configPath = join(workDir, 'airlock.yaml');
-  writeFileSync(configPath, airlockConfig(), { mode: 0o600 });
+async function startAirlock(token: string, workDir: string, guarded: boolean): Promise<BenchServer> {
+  const configPath = join(workDir, guarded ? 'airlock-guarded.yaml' : 'airlock.yaml');
+  writeFileSync(configPath, airlockConfig(guarded, workDir), { mode: 0o600 });
   const child = await startChild({
-    name: 'airlock',
+    name: guarded ? 'guarded' : 'airlock',
     // The built gateway, as `npm start` runs it (`npm run bench` builds first).
     script: 'dist/cli/main.js',
     args: ['serve', '--config', configPath, '--log-level', 'silent'],
     env: { BENCH_TOKEN: token },
   });
-  const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
-  return { key: 'airlock', label: 'Airlock (echo, auth)', child, target };
+  const headers = guarded ? { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' } : requestHeaders(token);
+  const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: MESSAGE_SEND };
+  return guarded
+    ? { key: 'guarded', label: 'Airlock (every guard)', child, target }
+    : { key: 'airlock', label: 'Airlock (echo, auth)', child, target };
 }
 
 async function startRaw(token: string): Promise<BenchServer> {
@@ -216,7 +240,12 @@ async function startSdk(token: string): Promise<BenchServer> {
 
 /** Started one after the other so that start-up work never overlaps; each reply is checked. */
 async function startServers(token: string, workDir: string): Promise<BenchServer[]> {
-  const servers = [await startAirlock(token, workDir), await startRaw(token), await startSdk(token)];
+  const servers = [
+    await startAirlock(token, workDir, false),
+    await startAirlock(token, workDir, true),
+    await startRaw(token),
+    await startSdk(token),
+  ];
   for (const server of servers) {
     await verifyReply(server.label, server.target);
     console.log(`${server.label.padEnd(22)} pid ${server.child.pid}  ${server.target.url}  reply ok`);
@@ -302,6 +331,7 @@ function ratios(summaries: readonly ServerSummary[]): Ratios {
     summaries.find((summary) => summary.server === key)?.reqPerSec ?? Number.NaN;
   return {
     airlockToRaw: reqPerSec('airlock') / reqPerSec('raw'),
+    guardedToRaw: reqPerSec('guarded') / reqPerSec('raw'),
     sdkToRaw: reqPerSec('sdk') / reqPerSec('raw'),
     airlockToSdk: reqPerSec('airlock') / reqPerSec('sdk'),
   };
@@ -327,6 +357,10 @@ function printSummary(summaries: readonly ServerSummary[], result: Ratios, round
   const verdict = result.airlockToRaw >= AIRLOCK_TARGET ? 'meets' : 'BELOW';
   console.log(
     `Airlock / raw  ${formatRatio(result.airlockToRaw)}  (${verdict} the target of ≥ ${AIRLOCK_TARGET.toFixed(2)}×)`,
+  );
+  const guardedVerdict = result.guardedToRaw >= GUARDED_TARGET ? 'meets' : 'BELOW';
+  console.log(
+    `Airlock, every guard / raw  ${formatRatio(result.guardedToRaw)}  (${guardedVerdict} the target of ≥ ${GUARDED_TARGET.toFixed(2)}×)`,
   );
   console.log(`SDK / raw      ${formatRatio(result.sdkToRaw)}`);
   console.log(`Airlock / SDK  ${formatRatio(result.airlockToSdk)}`);
@@ -370,7 +404,7 @@ function writeJson(
     startedAt: startedAt.toISOString(),
     machine: machine(),
     settings,
-    target: { airlockToRaw: AIRLOCK_TARGET },
+    target: { airlockToRaw: AIRLOCK_TARGET, guardedToRaw: GUARDED_TARGET },
     summary: summaries,
     ratios: result,
     runs: records,

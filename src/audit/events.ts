@@ -281,8 +281,11 @@ export function assertAuditSafe(event: unknown): asserts event is AuditEvent {
   const spec = AUDIT_EVENT_SPEC[type as AuditEventType];
   const required: readonly string[] = spec.required;
   const optional: readonly string[] = spec.optional;
-  if (typeof record.time !== 'string' || !TIME.test(record.time) || !Number.isFinite(Date.parse(record.time))) {
-    throw new AuditUnsafeEventError('time', 'must be an ISO timestamp like 2025-01-01T00:00:00.000Z');
+  if (record.time !== lastGoodTime) {
+    if (typeof record.time !== 'string' || !TIME.test(record.time) || !Number.isFinite(Date.parse(record.time))) {
+      throw new AuditUnsafeEventError('time', 'must be an ISO timestamp like 2025-01-01T00:00:00.000Z');
+    }
+    lastGoodTime = record.time;
   }
   if (!(spec.outcomes as readonly unknown[]).includes(record.outcome)) {
     throw new AuditUnsafeEventError('outcome', `must be ${spec.outcomes.join(' or ')} for ${type}`);
@@ -290,7 +293,8 @@ export function assertAuditSafe(event: unknown): asserts event is AuditEvent {
   for (const key of required) {
     if (record[key] === undefined) throw new AuditUnsafeEventError(key, `is required for ${type}`);
   }
-  for (const [key, value] of Object.entries(record)) {
+  for (const key in record) {
+    const value = record[key];
     if (key === 'type' || key === 'time' || key === 'outcome' || value === undefined) continue;
     if (!required.includes(key) && !optional.includes(key)) {
       throw new AuditUnsafeEventError(key, `is not a field of ${type}`);
@@ -313,12 +317,37 @@ function scan(value: unknown, path: string, depth: number): void {
   if (typeof value !== 'object' || value === null) return;
   if (depth > MAX_DEPTH) throw new AuditUnsafeEventError(path, 'nested too deeply');
   if (Array.isArray(value)) throw new AuditUnsafeEventError(path, 'arrays are not allowed');
-  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
-    const at = path.length > 0 ? `${path}.${key}` : key;
-    if (FORBIDDEN_KEY.test(key)) throw new AuditUnsafeEventError(at, 'key looks like a secret or message content');
-    scan(inner, at, depth + 1);
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const inner = record[key];
+    // Rows reuse a handful of key names: each is judged once. Strings and numbers at the top
+    // level (the common case) need no path unless they fail.
+    if (!safeKeys.has(key)) {
+      if (FORBIDDEN_KEY.test(key)) {
+        throw new AuditUnsafeEventError(pathOf(path, key), 'key looks like a secret or message content');
+      }
+      if (safeKeys.size < MAX_SAFE_KEYS) safeKeys.add(key);
+    }
+    if (typeof inner === 'string') {
+      if (inner.length > MAX_AUDIT_STRING) {
+        throw new AuditUnsafeEventError(pathOf(path, key), `string longer than ${MAX_AUDIT_STRING} characters`);
+      }
+    } else if (typeof inner === 'object' && inner !== null) {
+      scan(inner, pathOf(path, key), depth + 1);
+    }
   }
 }
+
+function pathOf(path: string, key: string): string {
+  return path.length > 0 ? `${path}.${key}` : key;
+}
+
+/** Key names already found safe (bounded: a flood of new names only costs the regex again). */
+const safeKeys = new Set<string>();
+const MAX_SAFE_KEYS = 1024;
+/** The last `time` that passed its check: rows written in the same millisecond share it. */
+let lastGoodTime: unknown;
 
 function checkField(key: string, value: unknown, reasons: readonly string[]): void {
   switch (key) {

@@ -158,7 +158,7 @@ const Store = Type.Object(
 const Limits = Type.Object(
   {
     /** Per principal, over a sliding minute; over it → 429 with Retry-After. */
-    requestsPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600 }),
+    requestsPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 600 }),
     /** Failed authentications per address per minute before that address gets 429 for the rest of the minute. */
     authFailuresPerMinute: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
     /** Deepest JSON nesting accepted in a request body (arrays and objects). */

@@ -21,10 +21,12 @@ import {
   type AuditEvent,
   type AuditReasonOf,
   type AuditSink,
+  type AuditTime,
 } from '../audit/index.js';
 import type { AuditConfig } from '../config/schema.js';
 import { A2AError } from '../protocol/errors.js';
 import type { TaskLifecycleEvent, TaskObserver } from '../tasks/policy.js';
+import { isoNow } from '../tasks/ids.js';
 import type { CallContext } from '../tasks/service.js';
 import type { Logger } from './log.js';
 
@@ -178,54 +180,98 @@ export class InboundAudit {
   }
 }
 
+/**
+ * The row for one lifecycle event. Written out field by field: this runs twice per task, and
+ * spreading a shared base object into each row is several times slower in V8.
+ */
 function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
-  const base = {
-    time: auditTime(),
-    client: event.ctx.caller?.clientId ?? '-',
-    agent: event.ctx.agentSlug,
-    taskId: event.taskId,
-    contextId: event.contextId,
-    ...(event.ctx.caller !== undefined && { principalKind: event.ctx.caller.kind }),
-  };
+  const time = isoNow() as AuditTime;
+  const client = event.ctx.caller?.clientId ?? '-';
+  const principalKind = event.ctx.caller?.kind;
+  const agent = event.ctx.agentSlug;
+  const { taskId, contextId } = event;
+  let row: AuditEvent;
   switch (event.type) {
     case 'submitted':
-      return { ...base, type: 'a2a.task.submitted', outcome: 'ok', inputChars: event.inputChars };
+      row = {
+        type: 'a2a.task.submitted',
+        time,
+        outcome: 'ok',
+        client,
+        agent,
+        taskId,
+        contextId,
+        inputChars: event.inputChars,
+      };
+      break;
     case 'completed':
-      return {
-        ...base,
+      row = {
         type: 'a2a.task.completed',
+        time,
         outcome: 'ok',
+        client,
+        agent,
+        taskId,
+        contextId,
         inputChars: event.inputChars,
         outputChars: event.outputChars,
       };
+      break;
     case 'input-required':
-      return {
-        ...base,
+      row = {
         type: 'a2a.task.input_required',
+        time,
         outcome: 'ok',
+        client,
+        agent,
+        taskId,
+        contextId,
         inputChars: event.inputChars,
         outputChars: event.outputChars,
       };
+      break;
     case 'rejected':
-      return { ...base, type: 'a2a.task.rejected', outcome: 'denied', reason: 'agent_rejected' };
+      row = {
+        type: 'a2a.task.rejected',
+        time,
+        outcome: 'denied',
+        client,
+        agent,
+        taskId,
+        contextId,
+        reason: 'agent_rejected',
+      };
+      break;
     case 'failed':
-      return {
-        ...base,
+      row = {
         type: 'a2a.task.failed',
+        time,
         outcome: 'error',
+        client,
+        agent,
+        taskId,
+        contextId,
         reason: event.reason === 'shutdown' || event.reason === 'internal_error' ? event.reason : 'agent_failed',
         inputChars: event.inputChars,
         outputChars: event.outputChars,
       };
+      break;
     case 'canceled':
-      return {
-        ...base,
+      row = {
         type: 'a2a.task.canceled',
+        time,
         outcome: 'ok',
+        client,
+        agent,
+        taskId,
+        contextId,
         reason: event.reason === 'shutdown' ? 'shutdown' : 'canceled_by_client',
         outputChars: event.outputChars,
       };
+      break;
   }
+  if (principalKind !== undefined) row.principalKind = principalKind;
+  return row;
 }
 
 function describe(error: unknown): string {
