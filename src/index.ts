@@ -28,4 +28,17 @@ export { ConfigError } from './config/errors.js';
 export { generateToken } from './config/tokens.js';
 export { createGateway, type Gateway, type GatewayOptions } from './server/http.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './server/log.js';
-export type { Principal } from './server/auth.js';
+export { Authenticator, type AuthOutcome, type Credentials, type Principal } from './server/auth/index.js';
+export {
+  CapacityError,
+  type ReplyScrubber,
+  type TaskLifecycleEvent,
+  type TaskObserver,
+  type TurnGrant,
+  type TurnPolicy,
+  type TurnPrompt,
+} from './tasks/policy.js';
+export { HOP_HEADER } from './protocol/headers.js';
+export * from './content/index.js';
+export * from './agents/inbound/index.js';
+export * from './audit/index.js';

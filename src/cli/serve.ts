@@ -75,6 +75,14 @@ export function banner(config: AirlockConfig, url: string): string {
       `  curl -s ${endpoint} -H "Authorization: Bearer ${token}" -H 'Content-Type: application/json' -d '${body}'`,
     );
     lines.push(`  AIRLOCK_TOKEN="${token}" npx airlock call ${endpoint} "hello"`);
+    if (config.server.rest) {
+      lines.push(
+        `  curl -s ${endpoint}/ask -H "Authorization: Bearer ${token}" -H 'Content-Type: application/json' -d '{"message":"hello"}'`,
+      );
+    }
+  }
+  if (config.audit.file !== undefined) {
+    lines.push(`audit log: ${config.audit.file}  (check it with: npx airlock audit verify ${config.audit.file})`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -3,7 +3,6 @@ import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { parseConfig, type JwtSettings } from '../../config/load.js';
-import * as legacy from '../auth.js';
 import { Authenticator, securitySchemesFor, type AuthOutcome, type Credentials } from './index.js';
 
 const TOKEN = 'index-test-token-0123456789abcdefghijklmn';
@@ -135,13 +134,6 @@ describe('Authenticator', () => {
   it('is built from a loaded configuration', () => {
     const auth = Authenticator.fromConfig({ ...config, server: { ...config.server, apiKeyHeader: true } });
     assert.equal((auth.authenticate({ apiKey: TOKEN }, 'open', false, false) as AuthOutcome).ok, true);
-  });
-
-  it('keeps the old import path and string signature working (src/server/auth.ts)', () => {
-    const auth = new legacy.ClientAuthenticator(config.clients);
-    const outcome = auth.authenticate(`Bearer ${TOKEN}`, 'open', false, false);
-    assert.ok(outcome.ok);
-    assert.equal(legacy.principalKey('client', 'a', '', 'a'), 'client:a::a');
   });
 });
 
