@@ -28,6 +28,7 @@ describe('AuthFailureLimiter', () => {
     assert.equal(limiter.isLocked(IP, 40_000), 30);
     assert.equal(limiter.isLocked(IP, 69_000.5), 1, 'under a second left still answers 1');
     assert.equal(limiter.isLocked(IP, 70_000), 0);
+    assert.equal(limiter.isLocked(IP, 3_600_000), 0, 'long after, still 0 (never negative)');
   });
 
   it('opens a fresh window after the old one closes', () => {

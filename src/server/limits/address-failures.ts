@@ -13,9 +13,9 @@
  * counting each address apart would let it rotate through 2^64 addresses for fresh attempts. The
  * price is that hosts sharing a /64 share a budget, just as hosts behind one IPv4 NAT do.
  *
- * Memory is bounded by `maxAddresses`. Windows are kept in the order they opened, so the first
- * entry is always the next to close: closed windows are swept from the front, and when every
- * window is open the oldest (the one closest to closing anyway) is dropped.
+ * Memory is bounded by `maxAddresses`. Windows are kept in the order they opened, so the oldest
+ * entry is always the next to close: when the table is full a new address takes its place,
+ * which is a closed window if there is one, else the open window closest to closing. O(1).
  *
  * @example
  * ```ts
@@ -25,6 +25,7 @@
  * if (!authenticated) failures.recordFailure(address, performance.now());
  * ```
  */
+import { RecencyTable } from './recency.js';
 
 /** Options of {@link AuthFailureLimiter}. */
 export interface AuthFailureLimiterOptions {
@@ -41,15 +42,6 @@ export interface AuthFailureLimiterOptions {
 /** How many addresses an {@link AuthFailureLimiter} remembers unless told. */
 export const DEFAULT_MAX_FAILURE_ADDRESSES = 100_000;
 
-/** How many closed windows one eviction sweeps at most, so no single call does unbounded work. */
-const SWEEP_BUDGET = 64;
-
-/** One address's current window. Mutated in place, so a busy address allocates once. */
-interface FailureWindow {
-  start: number;
-  count: number;
-}
-
 /**
  * Counts failed authentications per client address and locks an address out for the rest of
  * its window once it reaches the limit. Pass a monotonic clock (`performance.now()`).
@@ -64,11 +56,13 @@ interface FailureWindow {
  * ```
  */
 export class AuthFailureLimiter {
-  readonly #windows = new Map<string, FailureWindow>();
+  /** Addresses in order of their window's opening; per slot, when it opened and its failures. */
+  readonly #table: RecencyTable;
+  readonly #start: number[] = [];
+  readonly #count: number[] = [];
   readonly #limit: number;
   readonly #window: number;
   readonly #maxSeconds: number;
-  readonly #max: number;
   readonly #bucket: (address: string) => string;
 
   constructor(options: AuthFailureLimiterOptions = {}) {
@@ -86,7 +80,7 @@ export class AuthFailureLimiter {
     this.#limit = limit;
     this.#window = windowMs;
     this.#maxSeconds = Math.ceil(windowMs / 1000);
-    this.#max = maxAddresses;
+    this.#table = new RecencyTable(maxAddresses);
     this.#bucket = bucket;
   }
 
@@ -101,16 +95,8 @@ export class AuthFailureLimiter {
    * ```
    */
   isLocked(address: string, now: number): number {
-    const key = this.#bucket(address);
-    const window = this.#windows.get(key);
-    if (window === undefined) return 0;
-    const end = window.start + this.#window;
-    if (now >= end) {
-      // Closed: forget it now rather than wait for a sweep.
-      this.#windows.delete(key);
-      return 0;
-    }
-    return this.#lockedFor(window, now);
+    const slot = this.#table.slotOf(this.#bucket(address));
+    return slot === undefined ? 0 : this.#lockedFor(slot, now);
   }
 
   /**
@@ -124,48 +110,35 @@ export class AuthFailureLimiter {
    */
   recordFailure(address: string, now: number): number {
     const key = this.#bucket(address);
-    let window = this.#windows.get(key);
-    if (window !== undefined && now < window.start + this.#window) {
-      window.count++;
-    } else if (window !== undefined) {
-      // A new window: re-insert so the map stays in order of opening.
-      this.#windows.delete(key);
-      window.start = now;
-      window.count = 1;
-      this.#windows.set(key, window);
+    const table = this.#table;
+    let slot = table.slotOf(key);
+    if (slot !== undefined && now < (this.#start[slot] as number) + this.#window) {
+      this.#count[slot] = (this.#count[slot] as number) + 1;
     } else {
-      if (this.#windows.size >= this.#max) this.#evict(now);
-      window = { start: now, count: 1 };
-      this.#windows.set(key, window);
+      // A new window. Touching keeps the table in order of opening, so when it is full the
+      // oldest entry is the right one to drop: closed already, or the closest to closing.
+      if (slot === undefined) slot = table.insert(key, table.oldest);
+      else table.touch(slot);
+      this.#start[slot] = now;
+      this.#count[slot] = 1;
     }
-    return this.#lockedFor(window, now);
+    return this.#lockedFor(slot, now);
   }
 
-  /** Seconds left in an open window that has reached the limit; 0 below the limit. */
-  #lockedFor(window: FailureWindow, now: number): number {
-    if (window.count < this.#limit) return 0;
-    const seconds = Math.ceil((window.start + this.#window - now) / 1000);
-    // Clamped both ways: ≥ 1 because Retry-After has no fractions, ≤ the window because a clock
-    // that stepped backwards must not turn into a lock-out longer than the rule allows.
-    return seconds < 1 ? 1 : seconds > this.#maxSeconds ? this.#maxSeconds : seconds;
-  }
-
-  /** Addresses currently remembered (for metrics and tests). */
+  /** Addresses currently remembered (for metrics and tests). Closed windows stay until reused. */
   get size(): number {
-    return this.#windows.size;
+    return this.#table.size;
   }
 
-  /** Makes room for one entry: closed windows from the front, else the oldest open one. */
-  #evict(now: number): void {
-    let swept = 0;
-    for (const [key, window] of this.#windows) {
-      if (now < window.start + this.#window || swept >= SWEEP_BUDGET) break;
-      this.#windows.delete(key);
-      swept++;
-    }
-    if (swept > 0) return;
-    const oldest = this.#windows.keys().next();
-    if (oldest.done !== true) this.#windows.delete(oldest.value);
+  /** Seconds left in the slot's window if it is open and has reached the limit; else 0. */
+  #lockedFor(slot: number, now: number): number {
+    if ((this.#count[slot] as number) < this.#limit) return 0;
+    const remaining = (this.#start[slot] as number) + this.#window - now;
+    if (remaining <= 0) return 0;
+    const seconds = Math.ceil(remaining / 1000);
+    // Clamped: ≤ the window because a clock that stepped backwards must not turn into a
+    // lock-out longer than the rule allows (remaining > 0 already makes it ≥ 1).
+    return seconds > this.#maxSeconds ? this.#maxSeconds : seconds;
   }
 }
 

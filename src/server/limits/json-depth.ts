@@ -22,10 +22,17 @@
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+
+/**
+ * What each byte means to the scan: 0 nothing, 1 a quote, 2 an opener, 3 a closer. One table
+ * load and one compare per ordinary byte, instead of a chain of five compares.
+ */
+const KIND = new Uint8Array(256);
+KIND[QUOTE] = 1;
+KIND[0x5b] = 2; // [
+KIND[0x7b] = 2; // {
+KIND[0x5d] = 3; // ]
+KIND[0x7d] = 3; // }
 
 /**
  * Whether `body` nests arrays and objects deeper than `maxDepth`. Stops at the first byte that
@@ -40,19 +47,21 @@ const CLOSE_BRACE = 0x7d;
  */
 export function exceedsJsonDepth(body: Buffer | Uint8Array, maxDepth: number): boolean {
   let depth = 0;
-  let inString = false;
   const length = body.length;
   for (let i = 0; i < length; i++) {
-    const byte = body[i] as number;
-    if (inString) {
-      // Skipping the byte after a backslash covers `\"` and `\\` alike (and `\u` harmlessly).
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) {
-      inString = true;
-    } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
+    const kind = KIND[body[i] as number] as number;
+    if (kind === 0) continue;
+    if (kind === 1) {
+      // A string: run to its closing quote. Skipping the byte after a backslash covers `\"` and
+      // `\\` alike (and `\u` harmlessly). An unclosed string runs to the end: nothing more counts.
+      for (i++; i < length; i++) {
+        const byte = body[i] as number;
+        if (byte === QUOTE) break;
+        if (byte === BACKSLASH) i++;
+      }
+    } else if (kind === 2) {
       if (++depth > maxDepth) return true;
-    } else if ((byte === CLOSE_BRACKET || byte === CLOSE_BRACE) && depth > 0) {
+    } else if (depth > 0) {
       depth--;
     }
   }

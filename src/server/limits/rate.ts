@@ -11,18 +11,19 @@
  *   `limit + 1`-th inside that window is refused;
  * - after a burst, capacity comes back smoothly, one request every `windowMs / limit` ms, rather
  *   than all at once when a fixed window rolls over;
- * - the long-run rate is exactly `limit` per window, but a sliding window that straddles a burst
- *   and the refill after it can hold up to `2 × limit − 1` admitted requests. Counting exactly
- *   would need one timestamp per admitted request (O(limit) memory per key); we trade that for
- *   one float per key;
+ * - the long-run rate is `limit` per window, but a sliding window that straddles a burst and
+ *   the refill after it can hold up to `2 × limit − 1` admitted requests. Counting exactly would
+ *   need one timestamp per admitted request (O(limit) memory per key); we trade that for one
+ *   number per key;
  * - a refused request does not move the TAT, so hammering while refused does not lengthen the wait,
  *   and the `Retry-After` given is honest: a retry after that many seconds is admitted (unless
  *   another request from the same key got in first).
  *
  * Memory is bounded by `maxKeys`. Keys are kept in least-recently-admitted order; when a new key
- * arrives at capacity, fully recovered keys near the front are dropped first (forgetting them
- * changes nothing: an absent key behaves exactly like a full bucket), else the least recently
- * admitted key is dropped (which hands that key a fresh burst: the cost of the bound).
+ * arrives at capacity, a fully recovered key among the 32 least recently admitted is dropped
+ * first (forgetting it changes nothing: an absent key behaves exactly like a full bucket), else
+ * the least recently admitted key is dropped (which hands that key a fresh burst: the cost of
+ * the bound). Both are O(1).
  *
  * @example
  * ```ts
@@ -31,6 +32,7 @@
  * if (verdict !== true) respond429({ 'retry-after': String(verdict) });
  * ```
  */
+import { RecencyTable } from './recency.js';
 
 /** Options of {@link RateLimiter}. */
 export interface RateLimiterOptions {
@@ -46,8 +48,8 @@ export interface RateLimiterOptions {
 export const DEFAULT_MAX_RATE_KEYS = 100_000;
 
 /**
- * How far from the front of the key order an eviction looks for recovered keys. Small and fixed,
- * so an eviction costs O(1) even when the table is full of busy keys.
+ * How many of the least recently admitted keys an eviction looks at for a recovered one. Small
+ * and fixed, so an eviction costs O(1) even when the table is full of busy keys.
  */
 const EVICTION_SCAN = 32;
 
@@ -64,12 +66,12 @@ const EVICTION_SCAN = 32;
  * ```
  */
 export class RateLimiter {
-  /** key → theoretical arrival time in whole µs. Insertion order = admission order. */
-  readonly #tat = new Map<string, number>();
+  /** Keys in order of last admission; `#tat[slot]` is a key's theoretical arrival time in whole µs. */
+  readonly #table: RecencyTable;
+  readonly #tat: number[] = [];
   /** µs between requests at the steady rate, and the window as exactly `limit` of them. */
   readonly #interval: number;
   readonly #window: number;
-  readonly #maxKeys: number;
 
   constructor(options: RateLimiterOptions) {
     const { limit, windowMs = 60_000, maxKeys = DEFAULT_MAX_RATE_KEYS } = options;
@@ -83,7 +85,7 @@ export class RateLimiter {
     // as exactly `limit` intervals so the burst size stays exact.
     this.#interval = Math.max(1, Math.round((windowMs * 1000) / limit));
     this.#window = this.#interval * limit;
-    this.#maxKeys = maxKeys;
+    this.#table = new RecencyTable(maxKeys);
   }
 
   /**
@@ -99,43 +101,39 @@ export class RateLimiter {
   take(key: string, now: number): true | number {
     // Epoch ms in µs is about 1.8e15, well inside the 2^53 of exact integers.
     const t = Math.floor(now * 1000);
-    const stored = this.#tat.get(key);
+    const table = this.#table;
+    let slot = table.slotOf(key);
+    const stored = slot === undefined ? t : (this.#tat[slot] as number);
     // An unknown key, or one whose TAT has passed, has a full bucket: it starts from now.
-    const tat = stored === undefined || stored < t ? t : stored;
+    const tat = stored < t ? t : stored;
     const next = tat + this.#interval;
     const wait = next - this.#window - t;
     if (wait > 0) {
       // Refusals leave the state alone. ceil keeps the hint honest; wait > 0 makes it ≥ 1.
       return Math.ceil(wait / 1_000_000);
     }
-    if (stored === undefined) {
-      if (this.#tat.size >= this.#maxKeys) this.#evict(t);
-    } else {
-      // Move the key to the back so the front holds the least recently admitted keys.
-      this.#tat.delete(key);
-    }
-    this.#tat.set(key, next);
+    if (slot === undefined) slot = table.insert(key, table.full ? this.#victim(t) : -1);
+    else table.touch(slot);
+    this.#tat[slot] = next;
     return true;
   }
 
   /** Keys currently remembered (for metrics and tests). */
   get size(): number {
-    return this.#tat.size;
+    return this.#table.size;
   }
 
-  /** Makes room for one key: recovered keys near the front go first, else the front one. `t` is in µs. */
-  #evict(t: number): void {
-    let seen = 0;
-    let removed = 0;
-    let oldest: string | undefined;
-    for (const [key, tat] of this.#tat) {
-      if (oldest === undefined) oldest = key;
-      if (tat <= t) {
-        this.#tat.delete(key);
-        removed++;
-      }
-      if (++seen >= EVICTION_SCAN) break;
+  /**
+   * The slot to reuse when full: a recovered key among the least recently admitted few (losing
+   * it changes nothing), else the least recently admitted. `t` is in µs.
+   */
+  #victim(t: number): number {
+    const table = this.#table;
+    let slot = table.oldest;
+    for (let seen = 0; seen < EVICTION_SCAN && slot !== -1; seen++) {
+      if ((this.#tat[slot] as number) <= t) return slot;
+      slot = table.newerThan(slot);
     }
-    if (removed === 0 && oldest !== undefined) this.#tat.delete(oldest);
+    return table.oldest;
   }
 }
