@@ -132,6 +132,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       // limits together (readBody enforces the body's own deadline and answers 408).
       headersTimeout: config.server.headersTimeoutMs,
       requestTimeout: config.server.headersTimeoutMs + config.server.bodyTimeoutMs,
+      // Node checks those timeouts only this often (30 s by default).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.server.headersTimeoutMs / 2))),
     },
     (req, res) => {
       let pending: Promise<void> | void;
@@ -535,7 +537,7 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   const body = JSON.stringify({ error: { code: 405, status: 'METHOD_NOT_ALLOWED', message: `Use ${allow}` } });
   res.writeHead(405, { ...JSON_HEADERS, allow, 'content-length': Buffer.byteLength(body) });
   res.end(body);
-  res.req.resume();
+  dropUnreadBody(res);
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
@@ -587,9 +589,24 @@ function refuse(
   const body = JSON.stringify({ error: { code: status, status: code, message } });
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
-  res.req.resume();
+  dropUnreadBody(res);
+}
+
+/**
+ * After an answer sent before the request body was read: a request that has (or may have) a
+ * body closes its connection instead of reading what is left, so a refused caller cannot make
+ * the server swallow an unbounded body. Body-less requests keep their connection.
+ */
+function dropUnreadBody(res: ServerResponse): void {
+  const req = res.req;
+  if (req.complete) return;
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return;
+  res.shouldKeepAlive = false;
+  res.once('finish', () => req.destroy());
 }
 
 function notFound(res: ServerResponse): void {
   sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route or agent' } });
+  dropUnreadBody(res);
 }

@@ -679,7 +679,7 @@ export class TaskService {
   #apply(live: LiveTask, event: AgentEvent): boolean {
     switch (event.type) {
       case 'working':
-        this.#transition(live, 'working', event.text);
+        this.#transition(live, 'working', scrubText(live, event.text));
         return false;
       case 'text':
         this.#appendText(live, event.text, event.last === true);

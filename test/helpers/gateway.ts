@@ -2,6 +2,7 @@
  * Starts a real gateway on a loopback port for a test, with two clients whose tokens are
  * known to the test.
  */
+import type { AgentBackend } from '../../src/agents/backend.js';
 import type { AuditSink } from '../../src/audit/index.js';
 import { parseConfig, type AirlockConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/server/http.js';
@@ -46,12 +47,18 @@ export interface TestGateway {
 
 export async function startGateway(
   yaml = DEFAULT_YAML,
-  options: { auditSink?: AuditSink; env?: Record<string, string> } = {},
+  options: {
+    auditSink?: AuditSink;
+    env?: Record<string, string>;
+    /** Backends written in code, by agent slug (createGateway's `backends`). */
+    backends?: Readonly<Record<string, AgentBackend>>;
+  } = {},
 ): Promise<TestGateway> {
   const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C, ...options.env });
   const gateway = createGateway(config, {
     logger: silentLogger,
     ...(options.auditSink !== undefined && { auditSink: options.auditSink }),
+    ...(options.backends !== undefined && { backends: options.backends }),
   });
   const url = await gateway.listen();
   return { url, gateway, config, close: () => gateway.close() };
@@ -62,12 +69,19 @@ export async function rpc(
   url: string,
   method: string,
   params: unknown,
-  options: { token?: string | null; version?: string; id?: number | string } = {},
+  options: {
+    token?: string | null;
+    version?: string;
+    id?: number | string;
+    /** Extra request headers (sent after the ones above, so they may replace them). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const token = options.token === undefined ? TOKEN_A : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (options.version !== undefined) headers['a2a-version'] = options.version;
+  Object.assign(headers, options.headers);
   const response = await fetch(url, {
     method: 'POST',
     headers,
@@ -116,4 +130,46 @@ export function v03Message(text: string, extra: Record<string, unknown> = {}): R
     parts: [{ kind: 'text', text }],
     ...extra,
   };
+}
+
+/** DEFAULT_YAML (or `yaml`) with its one-line `server:` mapping replaced by `server: {server}`. */
+export function withServer(server: string, yaml = DEFAULT_YAML): string {
+  return yaml.replace(/^server: .*$/m, `server: ${server}`);
+}
+
+/**
+ * POSTs one JSON-RPC call and returns the response as text, byte for byte: for comparing two
+ * answers exactly, and for looking for a string anywhere in a reply (JSON or SSE alike).
+ */
+export async function rpcText(
+  url: string,
+  method: string,
+  params: unknown,
+  options: { token?: string | null; version?: string; id?: number | string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const token = options.token === undefined ? TOKEN_A : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (options.version !== undefined) headers['a2a-version'] = options.version;
+  Object.assign(headers, options.headers);
+  const response = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: options.id ?? 1, method, params }),
+  });
+  return { status: response.status, text: await response.text(), headers: response.headers };
+}
+
+/** Polls `check` until it returns true, or fails after `timeoutMs`. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 1000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
