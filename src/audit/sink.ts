@@ -12,7 +12,7 @@
  * try {
  *   sink.write({ type: 'a2a.task.submitted', time: auditTime(), outcome: 'ok', ... });
  * } catch (error) {
- *   // AuditWriteError: answer 503 and do not start the task
+ *   // AuditWriteError: do not start the task (the caller gets an internal error, -32603)
  * }
  * ```
  */

@@ -27,6 +27,25 @@ describe('parseConfig', () => {
     assert.deepEqual(config.clients, []);
   });
 
+  it('refuses scrub secrets shorter than 8 characters (inline or from the environment), and a missing variable', () => {
+    refuses(`${AGENT}content: { scrubSecrets: ['short'] }`, /content\.scrubSecrets\[0\]/);
+    refuses(`${AGENT}content: { scrubSecrets: [{ env: S }] }`, /content\.scrubSecrets\[0\].*shorter than 8/, {
+      S: 'abc',
+    });
+    refuses(`${AGENT}content: { scrubSecrets: [{ env: S }] }`, /content\.scrubSecrets\[0\].*not set/);
+    const config = parseConfig(`${AGENT}content: { scrubSecrets: ['\${K}', { env: S }] }`, {
+      K: 'sk-inline-secret-1',
+      S: 'sk-env-secret-2',
+    });
+    assert.deepEqual(config.scrubSecrets, ['sk-inline-secret-1', 'sk-env-secret-2']);
+  });
+
+  it('refuses allowTools without an allow list, and a trusted proxy that is not an address or range', () => {
+    refuses(AGENT.replace('backend: { type: echo } }', 'backend: { type: echo }, allowTools: true }'), /tools\.allow/);
+    refuses(`${AGENT}server: { trustedProxies: ['10.0.0.0/33'] }`, /server\.trustedProxies\[0\]/);
+    refuses(`${AGENT}auth: { jwt: { issuer: i, audience: a } }`, /auth\.jwt.*exactly one of jwksFile or publicKeyFile/);
+  });
+
   it('refuses a token shorter than 32 characters', () => {
     refuses(`${AGENT}clients: [{ id: c, token: "\${T}", agents: [a] }]`, /clients\[0\]\.token.*at least 32/, {
       T: 'short-token',

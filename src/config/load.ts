@@ -164,6 +164,12 @@ function resolveScrubSecrets(entries: readonly ScrubSecretConfig[], env: NodeJS.
     if (value === undefined || value.length === 0) {
       throw new ConfigError(`content.scrubSecrets[${index}]`, `environment variable ${entry.env} is not set`);
     }
+    if (value.length < 8) {
+      throw new ConfigError(
+        `content.scrubSecrets[${index}]`,
+        `the value of ${entry.env} is shorter than 8 characters; such a value would match ordinary words`,
+      );
+    }
     return value;
   });
 }

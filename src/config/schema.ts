@@ -215,7 +215,8 @@ const Auth = Type.Object({ jwt: Type.Optional(Jwt) }, { additionalProperties: fa
 
 /** A secret whose value must never leave in a reply: inline (usually `${VAR}`) or an env variable. */
 const ScrubSecret = Type.Union([
-  Type.String({ minLength: 1 }),
+  // Shorter values would match ordinary words: the scrubber ignores them, so they are refused here.
+  Type.String({ minLength: 8 }),
   Type.Object({ env: Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' }) }, { additionalProperties: false }),
 ]);
 

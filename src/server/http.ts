@@ -41,7 +41,7 @@ import {
 import { buildOpenApiDocument } from './rest/openapi.js';
 import { startInboundSpan, tracingActive } from './trace.js';
 import { createInboundTurnPolicy } from './turn-policy.js';
-import { clientAddressOf, parseTrustedProxies } from './gate/client-address.js';
+import { clientAddressOf, isLoopbackPeer, parseTrustedProxies } from './gate/client-address.js';
 import { InboundAudit, openAuditSinks } from './inbound-audit.js';
 import { readBody } from './body.js';
 import { CardCache, cardBaseUrl } from './cards.js';
@@ -109,6 +109,9 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const authFailures = new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
   const cards = new CardCache(config);
   const openApiDocuments = new Map<string, string>();
+  const unauthenticatedMessage = config.server.apiKeyHeader
+    ? 'Authentication required: send Authorization: Bearer <token> or X-API-Key: <token>'
+    : 'Authentication required: send Authorization: Bearer <token>';
   const agents = new Map<string, PublishedAgent>();
   for (const agent of config.agents) {
     const onRpcError = (error: unknown): void =>
@@ -160,7 +163,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     const peer = req.socket.remoteAddress;
     const remote =
       trustedProxies.length === 0 ? peer : clientAddressOf(peer, headerOf(req, 'x-forwarded-for'), trustedProxies);
-    const fromLoopback = isLoopback(remote);
+    const fromLoopback = isLoopbackPeer(remote);
     if (!fromLoopback && !allowNonLoopback) {
       audit.forbidden('address_not_allowed', undefined, remote);
       return refuse(res, 403, 'PERMISSION_DENIED', 'Callers from outside this machine are not admitted');
@@ -240,7 +243,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     agent: PublishedAgent,
     caller: Caller,
   ): Principal | undefined | Promise<Principal | undefined> {
-    const now = Date.now();
+    // A monotonic clock: a wall clock stepped back would stretch every window.
+    const now = performance.timeOrigin + performance.now();
     const address = caller.remote ?? '';
     const locked = authFailures.isLocked(address, now);
     if (locked > 0) {
@@ -279,7 +283,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       if (outcome.status === 401) {
         authFailures.recordFailure(caller.remote ?? '', now);
         audit.authFailed(outcome.reason, slug, caller.remote);
-        refuse(res, 401, 'UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
+        refuse(res, 401, 'UNAUTHENTICATED', unauthenticatedMessage, {
           'www-authenticate': 'Bearer realm="airlock"',
           connection: 'close',
         });
@@ -473,7 +477,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
         sendAskError(res, askError(400, 'The body is not valid JSON'));
         return;
       }
-      const request = parseAskRequest(parsed, { maxMessageChars: config.limits.maxInputChars });
+      // No length cap here: the turn policy applies maxInputChars, and audits the refusal.
+      const request = parseAskRequest(parsed);
       const reply = await runAsk(
         service,
         { principalKey: principal.key, agentSlug: agent.config.slug, backend: agent.backend, caller: principal },
@@ -521,8 +526,6 @@ interface Caller {
   fromLoopback: boolean;
 }
 
-const UNAUTHENTICATED_MESSAGE = 'Authentication required: send Authorization: Bearer <token>';
-
 function sendAskError(res: ServerResponse, error: AskErrorResponse): void {
   const body = JSON.stringify(error.body);
   res.writeHead(error.status, {
@@ -551,14 +554,6 @@ function queryVersion(url: string | undefined): string | undefined {
   const query = url.indexOf('?');
   if (query === -1) return undefined;
   return new URLSearchParams(url.slice(query + 1)).get('A2A-Version') ?? undefined;
-}
-
-/** The TCP peer is on this machine (127.0.0.0/8, ::1, or their IPv4-mapped forms). */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  if (address === '::1') return true;
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return v4.startsWith('127.');
 }
 
 function sendJson(res: ServerResponse, status: number, payload: unknown): void {

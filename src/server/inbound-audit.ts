@@ -13,6 +13,7 @@
  * const service = new TaskService({ store, observe: audit.taskObserver() });
  * ```
  */
+import { createHash } from 'node:crypto';
 import {
   auditTime,
   JsonlAuditSink,
@@ -96,7 +97,7 @@ export class InboundAudit {
       reason,
       ...(agent !== undefined && { agent }),
       ...(remote !== undefined && { remote }),
-      ...(caller !== undefined && { client: caller.clientId, principalKind: caller.kind }),
+      ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
     });
   }
 
@@ -114,7 +115,7 @@ export class InboundAudit {
       reason,
       ...(agent !== undefined && { agent }),
       ...(remote !== undefined && { remote }),
-      ...(caller !== undefined && { client: caller.clientId, principalKind: caller.kind }),
+      ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
     });
   }
 
@@ -126,7 +127,7 @@ export class InboundAudit {
       time: auditTime(),
       outcome: 'denied',
       reason,
-      client: ctx.caller?.clientId ?? '-',
+      client: auditClientId(ctx.caller),
       agent: ctx.agentSlug,
       ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
       ...(inputChars !== undefined && { inputChars }),
@@ -140,7 +141,7 @@ export class InboundAudit {
       type: 'a2a.task.suspicious_input',
       time: auditTime(),
       outcome: 'ok',
-      client: ctx.caller?.clientId ?? '-',
+      client: auditClientId(ctx.caller),
       agent: ctx.agentSlug,
       counts,
       inputChars,
@@ -186,7 +187,7 @@ export class InboundAudit {
  */
 function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
   const time = isoNow() as AuditTime;
-  const client = event.ctx.caller?.clientId ?? '-';
+  const client = auditClientId(event.ctx.caller);
   const principalKind = event.ctx.caller?.kind;
   const agent = event.ctx.agentSlug;
   const { taskId, contextId } = event;
@@ -272,6 +273,20 @@ function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
   }
   if (principalKind !== undefined) row.principalKind = principalKind;
   return row;
+}
+
+/** What audit rows accept as a client id: printable ASCII without spaces, at most 256. */
+const AUDITABLE_ID = /^[\x21-\x7e]{1,256}$/;
+
+/**
+ * The client id as a row can hold it. Configured ids always fit; a JWT's `azp`/`client_id` (or
+ * its issuer) may hold spaces or other characters, and is then recorded as `~` and the first
+ * 32 hex digits of its SHA-256, so that the task is still audited and the id still correlates.
+ */
+function auditClientId(caller: CallContext['caller']): string {
+  if (caller === undefined) return '-';
+  const id = caller.clientId;
+  return AUDITABLE_ID.test(id) ? id : `~${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 32)}`;
 }
 
 function describe(error: unknown): string {

@@ -1,5 +1,5 @@
 /**
- * Reply scrubbing: configured secrets (`content.scrubSecrets`, plus every client token) never
+ * Reply scrubbing: configured secrets (`content.scrubSecrets`) never
  * leave in a reply, whether the reply arrives whole or in streamed chunks.
  *
  * It finds and replaces exactly what `redactSecrets` (src/content) does — each secret, its base64

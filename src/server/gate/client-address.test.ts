@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { clientAddressOf, isLoopbackAddress, parseTrustedProxies } from './client-address.js';
+import { clientAddressOf, isLoopbackAddress, isLoopbackPeer, parseTrustedProxies } from './client-address.js';
 
 const proxies = parseTrustedProxies(['10.0.0.0/8', '192.168.1.1', 'fd00::/8']);
 
@@ -64,4 +64,24 @@ describe('isLoopbackAddress', () => {
   for (const address of ['10.0.0.1', '::', '0.0.0.0', '::ffff:10.0.0.1', '2001:db8::1', 'localhost', undefined]) {
     it(`${String(address)} is not`, () => assert.equal(isLoopbackAddress(address), false));
   }
+});
+
+describe('isLoopbackPeer', () => {
+  it('agrees with isLoopbackAddress on every address form node:http or clientAddressOf reports', () => {
+    const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((parts) => parts.join('.'));
+    const forms = fc.oneof(
+      v4,
+      v4.map((address) => `::ffff:${address}`),
+      fc.ipV6(),
+      fc.constantFrom('::1', '::', '127.0.0.1', '::ffff:127.0.0.1', '10.0.0.1', 'fe80::1', '::ffff:7f00:1'),
+    );
+    fc.assert(
+      fc.property(forms, (address) => {
+        // What node:http reports and what clientAddressOf returns are canonical forms.
+        const canonical = clientAddressOf(address, undefined, []) ?? address;
+        assert.equal(isLoopbackPeer(canonical), isLoopbackAddress(canonical), canonical);
+      }),
+    );
+    assert.equal(isLoopbackPeer(undefined), false);
+  });
 });

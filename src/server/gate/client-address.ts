@@ -54,6 +54,23 @@ export function clientAddressOf(
   return candidate.toString();
 }
 
+/**
+ * The same answer as {@link isLoopbackAddress} for the addresses node:http reports (canonical
+ * dotted quads, compressed lower-case IPv6, `::ffff:` mapped IPv4) and for what
+ * {@link clientAddressOf} returns, without parsing: the gate runs it on every request.
+ *
+ * @example
+ * ```ts
+ * isLoopbackPeer(req.socket.remoteAddress); // true for '127.0.0.1', '::1', '::ffff:127.0.0.1'
+ * ```
+ */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  if (address === '::1') return true;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4.startsWith('127.');
+}
+
 /** 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
 export function isLoopbackAddress(address: string | undefined): boolean {
   const parsed = parseAddress(address);
