@@ -77,6 +77,9 @@ const CLIENT_REASONS = [
   'network_error',
   'task_not_found',
   'invalid_response',
+  'proxy_refused',
+  'confirmation_required',
+  'invalid_params',
 ] as const;
 
 /** What each event type is: its allowed outcomes and reasons, required and optional fields. */

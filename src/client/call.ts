@@ -1,0 +1,618 @@
+/**
+ * The outbound call: one text message to one registered remote agent, then its answer.
+ *
+ * send → (if the task is still running) GetTask every `poll_interval_s` until it is terminal or
+ * interrupted, or `max_wait_s` has passed → on timeout, a best-effort CancelTask. An
+ * `input-required`/`auth-required` task is handed back with its question and ids; the answer
+ * (from a person, never a model on its own) goes out as a later send with `taskId`, on the same
+ * task. Every request carries the hop header, the dialect's version header and the entry's
+ * bearer token; every answer goes through the dialect's decoders and then result shaping.
+ *
+ * Refusals happen before any request: unknown agent, empty or oversized message, malformed
+ * ids, an acting entry without explicit confirmation.
+ *
+ * @example
+ * ```ts
+ * const caller = new OutboundCaller({ registry, transport, cards, audit: (e) => sink.write(e) });
+ * const result = await caller.send({ agent: 'travel', message: 'Trains to Lyon tomorrow?' });
+ * if (result.status === 'input_required') {
+ *   const answer = await askPerson(result.reply);
+ *   await caller.send({ agent: 'travel', message: answer, taskId: result.task_id!, contextId: result.context_id! });
+ * }
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { AUDIT_EVENT_SPEC } from '../audit/events.js';
+import { A2AError } from '../protocol/errors.js';
+import { HOP_HEADER } from '../protocol/headers.js';
+import type { Dialect } from '../protocol/dialect.js';
+import type { A2ARequest, Message, SendResult, Task, TaskState } from '../protocol/model.js';
+import { isInterruptedState, isTerminalState } from '../protocol/model.js';
+import { dialectForVersion } from '../protocol/version.js';
+import {
+  clientAuditEvent,
+  emitAudit,
+  mirrorTask,
+  recordMirror,
+  type AuditHook,
+  type ClientAuditFields,
+  type OutboundLedger,
+} from './bookkeeping.js';
+import type { CardResolver, ClientLog, GuardedClient, GuardedResponse, TrustedCard } from './contracts.js';
+import type { Registry, RegistryEntry } from './registry.js';
+import { REGISTRY_NAME_PATTERN } from './registry.js';
+import {
+  STRICT_ID_PATTERN,
+  errorResult,
+  safeId,
+  shapeResultDetailed,
+  type CallErrorType,
+  type CallResult,
+  type ShapeOptions,
+} from './result.js';
+
+/**
+ * Longest message sent, in UTF-16 code units (what `String.length` counts).
+ *
+ * @example
+ * ```ts
+ * if (text.length > MAX_MESSAGE_CHARS) shorten(text);
+ * ```
+ */
+export const MAX_MESSAGE_CHARS = 8192;
+
+/**
+ * The principal key used when a caller names none (the local CLI user).
+ *
+ * @example
+ * ```ts
+ * await caller.send({ agent: 'travel', message: 'hi' }); // owned by DEFAULT_PRINCIPAL_KEY
+ * ```
+ */
+export const DEFAULT_PRINCIPAL_KEY = 'client:local::';
+
+/** A best-effort cancel must not hold the caller long after max_wait_s has already passed. */
+const CANCEL_TIMEOUT_MS = 10_000;
+
+/**
+ * One outbound message.
+ *
+ * @example
+ * ```ts
+ * const request: SendRequest = { agent: 'shop', message: 'Order 2 more', confirm: true };
+ * ```
+ */
+export interface SendRequest {
+  /** A registry name; never a URL. */
+  agent: string;
+  /** Text only, 1..8192 characters. */
+  message: string;
+  /** Answer an interrupted task (input-required / auth-required) on that same task. */
+  taskId?: string;
+  contextId?: string;
+  /** Required (true) for entries with `effect: acting`. */
+  confirm?: boolean;
+  /** Who is calling; owns the mirror task. */
+  principalKey?: string;
+}
+
+/**
+ * A one-shot read of a remote task.
+ *
+ * @example
+ * ```ts
+ * const request: GetTaskRequest = { agent: 'travel', taskId: 't-1' };
+ * ```
+ */
+export interface GetTaskRequest {
+  agent: string;
+  taskId: string;
+  principalKey?: string;
+}
+
+/**
+ * What the caller needs: the registry, the guarded transport, the card resolver, and
+ * optionally audit, ledger, log, and (for tests) the clock, sleep and id source.
+ *
+ * @example
+ * ```ts
+ * const options: OutboundCallerOptions = { registry, transport, cards, now: () => fake.now, sleep: fake.sleep };
+ * ```
+ */
+export interface OutboundCallerOptions {
+  registry: Registry;
+  transport: GuardedClient;
+  cards: CardResolver;
+  audit?: AuditHook;
+  ledger?: OutboundLedger;
+  log?: ClientLog;
+  /** Epoch milliseconds. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Message ids. */
+  newId?: () => string;
+}
+
+/** The resolved endpoint of one call. */
+interface Endpoint {
+  entry: RegistryEntry;
+  dialect: Dialect;
+  url: string;
+  tenant?: string;
+  headers: Record<string, string>;
+  shape: ShapeOptions;
+}
+
+/** A failure with everything known at that point; turned into an error result at the top. */
+class CallFailure extends Error {
+  readonly errorType: CallErrorType;
+  taskId?: string;
+  contextId?: string;
+  taskState?: TaskState;
+  readonly remoteText?: string;
+  readonly detail?: string;
+
+  constructor(errorType: CallErrorType, options: { remoteText?: string; detail?: string } = {}) {
+    super(errorType);
+    this.name = 'CallFailure';
+    this.errorType = errorType;
+    if (options.remoteText !== undefined) this.remoteText = options.remoteText;
+    if (options.detail !== undefined) this.detail = options.detail;
+  }
+
+  /** Attaches a task's ids and state, once a task exists. */
+  about(task: Pick<Task, 'id' | 'contextId'> & { state?: TaskState }): this {
+    this.taskId = task.id;
+    this.contextId = task.contextId;
+    if (task.state !== undefined) this.taskState = task.state;
+    return this;
+  }
+}
+
+/** Refusals by config or policy: audited as `denied`; everything else as `error`. */
+const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
+  'agent_not_configured',
+  'insecure_url',
+  'url_has_credentials',
+  'origin_mismatch',
+  'address_blocked',
+  'redirect_refused',
+  'card_signature_invalid',
+  'card_pin_mismatch',
+  'message_too_long',
+  'confirmation_required',
+  'invalid_params',
+]);
+
+/** Every call error type is an audit reason of a2a.client.* rows (see src/audit/events.ts). */
+const CLIENT_REASONS: ReadonlySet<string> = new Set(AUDIT_EVENT_SPEC['a2a.client.send'].reasons);
+const PRINCIPAL_KEY = /^[\x20-\x7e]{1,512}$/;
+
+/**
+ * Sends messages to, and reads tasks of, registered remote agents. Never throws: every
+ * outcome, refusals included, is a {@link CallResult}.
+ *
+ * @example
+ * ```ts
+ * const result = await new OutboundCaller(options).getTask({ agent: 'travel', taskId: 't-1' });
+ * ```
+ */
+export class OutboundCaller {
+  readonly #registry: Registry;
+  readonly #transport: GuardedClient;
+  readonly #cards: CardResolver;
+  readonly #audit: AuditHook | undefined;
+  readonly #ledger: OutboundLedger | undefined;
+  readonly #log: ClientLog;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #newId: () => string;
+  #rpcId = 0;
+
+  constructor(options: OutboundCallerOptions) {
+    this.#registry = options.registry;
+    this.#transport = options.transport;
+    this.#cards = options.cards;
+    this.#audit = options.audit;
+    this.#ledger = options.ledger;
+    this.#log = options.log ?? (() => undefined);
+    this.#now = options.now ?? Date.now;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  /**
+   * Sends one text message and waits for a terminal or interrupted state, up to `max_wait_s`.
+   *
+   * @example
+   * ```ts
+   * const result = await caller.send({ agent: 'travel', message: 'Trains to Lyon?' });
+   * ```
+   */
+  async send(request: SendRequest): Promise<CallResult> {
+    const agent = typeof request?.agent === 'string' ? request.agent : '';
+    const text = request?.message;
+    const inputChars = typeof text === 'string' ? text.length : 0;
+    const started = this.#now();
+    const audit = (result: CallResult) => this.#auditResult('a2a.client.send', agent, result, { inputChars });
+
+    const entry = this.#registry.find(agent);
+    if (entry === undefined) return audit(this.#unknownAgent(agent));
+    const refusal = checkSend(request, entry);
+    if (refusal !== undefined) return audit(refusal);
+    const principalKey = principalOf(request.principalKey);
+
+    let endpoint: Endpoint | undefined;
+    try {
+      endpoint = await this.#endpoint(entry);
+      const message: Message = {
+        messageId: this.#newId(),
+        role: 'user',
+        parts: [{ kind: 'text', text }],
+        ...(request.taskId !== undefined && { taskId: request.taskId }),
+        ...(request.contextId !== undefined && { contextId: request.contextId }),
+      };
+      // Non-blocking: the task id is known before any long wait, so max_wait_s and the
+      // cancel on timeout always apply, whatever the remote's own blocking limits.
+      const sent = await this.#rpc(
+        endpoint,
+        {
+          method: 'send',
+          params: {
+            message,
+            configuration: { returnImmediately: true },
+            ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }),
+          },
+        },
+        (result) => endpoint!.dialect.decodeSendResult(result),
+      );
+      if (sent.kind === 'message') return await this.#finish('a2a.client.send', entry, principalKey, sent, inputChars);
+      // max_wait_s counts from the start of the call, card resolution and send included.
+      const task = await this.#pollUntilSettled(endpoint, sent.task, started);
+      return await this.#finish('a2a.client.send', entry, principalKey, { kind: 'task', task }, inputChars);
+    } catch (error) {
+      const failure = this.#asFailure(error);
+      const result = this.#failureResult(failure, endpoint?.shape ?? shapeOptions(entry));
+      // A task exists on the remote: mirror it, so the caller's bookkeeping knows of it.
+      if (result.task_id !== null) {
+        await this.#mirror(principalKey, entry, result.task_id, result.context_id, failure.taskState ?? 'unknown');
+      }
+      return audit(result);
+    }
+  }
+
+  /**
+   * Reads a remote task once (no waiting), shaped like a send's result.
+   *
+   * @example
+   * ```ts
+   * const result = await caller.getTask({ agent: 'travel', taskId: 't-1' });
+   * ```
+   */
+  async getTask(request: GetTaskRequest): Promise<CallResult> {
+    const agent = typeof request?.agent === 'string' ? request.agent : '';
+    const taskId = request?.taskId;
+    const entry = this.#registry.find(agent);
+    const askedId = safeId(taskId, entry === undefined ? [] : shapeOptions(entry).secrets);
+    const audit = (result: CallResult) =>
+      this.#auditResult('a2a.client.get', agent, result, { ...(askedId !== null && { taskId: askedId }) });
+    if (entry === undefined) return audit(this.#unknownAgent(agent));
+    if (typeof taskId !== 'string' || !STRICT_ID_PATTERN.test(taskId)) {
+      return audit(
+        errorResult('invalid_params', { message: 'taskId must be 1..128 characters of A-Z a-z 0-9 . _ : -' }),
+      );
+    }
+    const principalKey = principalOf(request.principalKey);
+    let endpoint: Endpoint | undefined;
+    try {
+      endpoint = await this.#endpoint(entry);
+      const task = await this.#getTask(endpoint, taskId);
+      return await this.#finish('a2a.client.get', entry, principalKey, { kind: 'task', task }, 0);
+    } catch (error) {
+      const failure = this.#asFailure(error);
+      failure.taskId ??= taskId;
+      return audit(this.#failureResult(failure, endpoint?.shape ?? shapeOptions(entry)));
+    }
+  }
+
+  // --- the exchange ----------------------------------------------------------------------
+
+  async #pollUntilSettled(endpoint: Endpoint, first: Task, start: number): Promise<Task> {
+    const { pollIntervalMs, maxWaitMs } = endpoint.entry;
+    const deadline = start + maxWaitMs;
+    // A clock that stands still (or a sleep that returns at once) cannot make this loop forever.
+    const maxPolls = Math.ceil(maxWaitMs / pollIntervalMs) + 1;
+    let task = first;
+    let polls = 0;
+    while (!isSettled(task.status.state)) {
+      const remaining = deadline - this.#now();
+      if (remaining <= 0 || polls >= maxPolls) {
+        const state = await this.#cancelQuietly(endpoint, task);
+        throw new CallFailure('request_timeout', {
+          detail: `the remote task did not finish within max_wait_s (${maxWaitMs / 1000} s); Airlock asked the remote to cancel it`,
+        }).about({ id: task.id, contextId: task.contextId, state });
+      }
+      await this.#sleep(Math.min(pollIntervalMs, remaining));
+      polls += 1;
+      try {
+        task = await this.#getTask(endpoint, task.id);
+      } catch (error) {
+        throw this.#asFailure(error).about({ id: task.id, contextId: task.contextId, state: task.status.state });
+      }
+    }
+    return task;
+  }
+
+  async #getTask(endpoint: Endpoint, id: string): Promise<Task> {
+    const task = await this.#rpc(
+      endpoint,
+      { method: 'get', params: { id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) } },
+      (result) => endpoint.dialect.decodeTask(result),
+    );
+    // An answer about another task is not an answer.
+    if (task.id !== id) throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
+    return task;
+  }
+
+  /** CancelTask, best effort: the state the remote reports, or the last one known. */
+  async #cancelQuietly(endpoint: Endpoint, task: Task): Promise<TaskState> {
+    const { timeouts } = endpoint.entry;
+    const short: Endpoint = {
+      ...endpoint,
+      entry: {
+        ...endpoint.entry,
+        timeouts: {
+          connectMs: Math.min(timeouts.connectMs, CANCEL_TIMEOUT_MS),
+          readMs: Math.min(timeouts.readMs, CANCEL_TIMEOUT_MS),
+          totalMs: Math.min(timeouts.totalMs, CANCEL_TIMEOUT_MS),
+        },
+      },
+    };
+    try {
+      const canceled = await this.#rpc(
+        short,
+        {
+          method: 'cancel',
+          params: { id: task.id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) },
+        },
+        (result) => endpoint.dialect.decodeTask(result),
+      );
+      return canceled.id === task.id ? canceled.status.state : task.status.state;
+    } catch (error) {
+      this.#log('a2a.client.cancel_failed', { agent: endpoint.entry.name, reason: this.#asFailure(error).errorType });
+      return task.status.state;
+    }
+  }
+
+  async #endpoint(entry: RegistryEntry): Promise<Endpoint> {
+    let trusted: TrustedCard;
+    try {
+      trusted = await this.#cards.resolve(entry);
+    } catch (error) {
+      throw new CallFailure(errorTypeOf(error, 'card_invalid'));
+    }
+    const { url, version } = trusted.endpoint;
+    const dialect = dialectForVersion(version);
+    // v1.0 clients MUST copy the interface's tenant into every request (§8.3.2); v0.3 has none.
+    const tenant = version === '1.0' ? trusted.endpoint.tenant : undefined;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      // A byte cap on the wire bounds what is read only when nothing is decompressed after it.
+      'accept-encoding': 'identity',
+      [HOP_HEADER]: '1',
+    };
+    // A missing A2A-Version means 0.3 (§3.6.2), so it is sent only for 1.0.
+    if (version === '1.0') headers['a2a-version'] = '1.0';
+    if (entry.auth !== undefined) headers.authorization = entry.auth.header();
+    return {
+      entry,
+      dialect,
+      url,
+      ...(tenant !== undefined && { tenant }),
+      headers,
+      shape: shapeOptions(entry),
+    };
+  }
+
+  /** One JSON-RPC exchange: encode, send, check the envelope, decode. */
+  async #rpc<T>(endpoint: Endpoint, request: A2ARequest, decode: (result: unknown) => T): Promise<T> {
+    const encoded = endpoint.dialect.encodeRequest(request);
+    this.#rpcId += 1;
+    const id = this.#rpcId;
+    const { entry } = endpoint;
+    let response: GuardedResponse;
+    try {
+      response = await this.#transport.request({
+        method: 'POST',
+        url: endpoint.url,
+        headers: endpoint.headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+        maxResponseBytes: entry.maxResponseBytes,
+        timeouts: entry.timeouts,
+        privateNetwork: entry.privateNetwork,
+      });
+    } catch (error) {
+      throw new CallFailure(errorTypeOf(error, 'network_error'));
+    }
+    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
+    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') {
+      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
+    }
+    const ok = response.status >= 200 && response.status < 300;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
+        detail: ok ? 'the remote did not answer JSON' : `the remote answered HTTP ${response.status}`,
+      });
+    }
+    const record =
+      frame !== null && typeof frame === 'object' && !Array.isArray(frame)
+        ? (frame as Record<string, unknown>)
+        : undefined;
+    if (record === undefined || record.jsonrpc !== '2.0') {
+      throw new CallFailure('invalid_response', { detail: 'the remote did not answer JSON-RPC 2.0' });
+    }
+    if (record.error !== undefined) throw failureFromRpcError(endpoint.dialect.decodeError(record.error));
+    // An error may come back with a null id (the server could not read ours); a result may not.
+    if (record.id !== id)
+      throw new CallFailure('invalid_response', { detail: 'the response id does not match the request' });
+    if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
+    if (record.result === undefined)
+      throw new CallFailure('invalid_response', { detail: 'the response has no result' });
+    try {
+      return decode(record.result);
+    } catch (error) {
+      if (error instanceof A2AError) throw new CallFailure('invalid_response');
+      throw error;
+    }
+  }
+
+  // --- results, mirrors and audit ----------------------------------------------------------
+
+  async #finish(
+    type: 'a2a.client.send' | 'a2a.client.get',
+    entry: RegistryEntry,
+    principalKey: string,
+    source: SendResult,
+    inputChars: number,
+  ): Promise<CallResult> {
+    const { result, replyChars } = shapeResultDetailed(source, shapeOptions(entry));
+    const state: TaskState = source.kind === 'task' ? source.task.status.state : 'completed';
+    await this.#mirror(principalKey, entry, result.task_id, result.context_id, state);
+    return this.#auditResult(type, entry.name, result, {
+      ...(type === 'a2a.client.send' && { inputChars }),
+      outputChars: replyChars,
+    });
+  }
+
+  async #mirror(
+    principalKey: string,
+    entry: RegistryEntry,
+    taskId: string | null | undefined,
+    contextId: string | null | undefined,
+    state: TaskState,
+  ): Promise<void> {
+    const mirror = mirrorTask({ agent: entry.name, remoteTaskId: taskId, contextId, state, now: this.#now() });
+    await recordMirror(this.#ledger, principalKey, mirror, this.#log);
+  }
+
+  async #auditResult(
+    type: 'a2a.client.send' | 'a2a.client.get',
+    agent: string,
+    result: CallResult,
+    extra: { inputChars?: number; outputChars?: number; taskId?: string },
+  ): Promise<CallResult> {
+    const errorType = result.error_type;
+    const fields: ClientAuditFields = {
+      outcome: errorType === null ? 'ok' : DENIED.has(errorType) ? 'denied' : 'error',
+      agent: REGISTRY_NAME_PATTERN.test(agent) ? agent : '-',
+      taskId: result.task_id ?? extra.taskId ?? null,
+      contextId: result.context_id,
+      state: result.task_state,
+      ...(extra.inputChars !== undefined && { inputChars: extra.inputChars }),
+      ...(extra.outputChars !== undefined && { outputChars: extra.outputChars }),
+      ...(errorType !== null && { reason: errorType }),
+    };
+    await emitAudit(this.#audit, clientAuditEvent(type, fields, new Date(this.#now())), this.#log);
+    return result;
+  }
+
+  #unknownAgent(agent: string): CallResult {
+    const shown = REGISTRY_NAME_PATTERN.test(agent) ? `"${agent}"` : 'by that name';
+    const known = this.#registry.names();
+    return errorResult('agent_not_configured', {
+      message: `no agent ${shown} in the registry; known: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+    });
+  }
+
+  /** A bug or an unexpected throw: logged by name, reported as a failed exchange, never with its text. */
+  #asFailure(error: unknown): CallFailure {
+    if (error instanceof CallFailure) return error;
+    this.#log('a2a.client.unexpected_error', { error: error instanceof Error ? error.name : typeof error });
+    return new CallFailure('invalid_response');
+  }
+
+  #failureResult(failure: CallFailure, shape: ShapeOptions): CallResult {
+    return errorResult(failure.errorType, {
+      ...(failure.taskId !== undefined && { taskId: failure.taskId }),
+      ...(failure.contextId !== undefined && { contextId: failure.contextId }),
+      ...(failure.taskState !== undefined && { taskState: failure.taskState }),
+      ...(failure.remoteText !== undefined && { remoteText: failure.remoteText }),
+      shape,
+      ...(failure.detail !== undefined && { message: failure.detail }),
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Terminal, or waiting for the caller: either way the poll loop stops. */
+function isSettled(state: TaskState): boolean {
+  return isTerminalState(state) || isInterruptedState(state);
+}
+
+function checkSend(request: SendRequest, entry: RegistryEntry): CallResult | undefined {
+  const text = request.message;
+  if (typeof text !== 'string' || text.trim().length === 0) {
+    return errorResult('invalid_params', { message: 'the message must be non-empty text' });
+  }
+  if (text.length > MAX_MESSAGE_CHARS) return errorResult('message_too_long', {});
+  for (const key of ['taskId', 'contextId'] as const) {
+    const value = request[key];
+    if (value !== undefined && (typeof value !== 'string' || !STRICT_ID_PATTERN.test(value))) {
+      return errorResult('invalid_params', { message: `${key} must be 1..128 characters of A-Z a-z 0-9 . _ : -` });
+    }
+  }
+  if (
+    request.principalKey !== undefined &&
+    (typeof request.principalKey !== 'string' || !PRINCIPAL_KEY.test(request.principalKey))
+  ) {
+    return errorResult('invalid_params', { message: 'principalKey must be 1..512 printable ASCII characters' });
+  }
+  if (entry.effect === 'acting' && request.confirm !== true) {
+    return errorResult('confirmation_required', {
+      message: `agent "${entry.name}" acts on your behalf (effect: acting): repeat the call with explicit confirmation (--confirm)`,
+    });
+  }
+  return undefined;
+}
+
+function principalOf(key: string | undefined): string {
+  return key ?? DEFAULT_PRINCIPAL_KEY;
+}
+
+function shapeOptions(entry: RegistryEntry): ShapeOptions {
+  return {
+    agent: entry.name,
+    maxReplyChars: entry.maxReplyChars,
+    ...(entry.auth !== undefined && { secrets: [entry.auth.valueForRedaction()] }),
+  };
+}
+
+function headerOf(response: GuardedResponse, name: string): string | undefined {
+  const headers = response.headers ?? {};
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+}
+
+/**
+ * A thrown transport or trust error as an error type. Only codes in the vocabulary pass;
+ * `proxy_refused` reads as a network error (the audit has no code of its own for it).
+ */
+function errorTypeOf(error: unknown, fallback: CallErrorType): CallErrorType {
+  const code = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && CLIENT_REASONS.has(code)) return code as CallErrorType;
+  if (code === 'proxy_refused') return 'network_error';
+  return fallback;
+}
+
+function failureFromRpcError(error: A2AError): CallFailure {
+  if (error.code === 'TASK_NOT_FOUND') return new CallFailure('task_not_found');
+  if (error.code === 'INVALID_AGENT_RESPONSE') return new CallFailure('invalid_response');
+  // The remote's own words go back framed; the code number is ours to show.
+  return new CallFailure('remote_error', { remoteText: `JSON-RPC error ${error.rpcCode}: ${error.message}` });
+}

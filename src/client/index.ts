@@ -1,0 +1,148 @@
+/**
+ * The outbound client: call registered remote A2A agents by name. Three operations, the same
+ * ones the CLI and the MCP tools expose: `send`, `getTask` and `listAgents`.
+ *
+ * @example
+ * ```ts
+ * import { createClient, loadRegistryFile } from './client/index.js';
+ *
+ * const client = createClient({ registry: loadRegistryFile(path, process.env), transport, cards });
+ * client.listAgents();                                     // [{ name: 'travel', description: '…', effect: 'acting', skills: [] }]
+ * const result = await client.send({ agent: 'travel', message: 'Trains to Lyon?', confirm: true });
+ * ```
+ */
+import type { AuditHook, OutboundLedger } from './bookkeeping.js';
+import { OutboundCaller, type GetTaskRequest, type SendRequest } from './call.js';
+import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
+import type { Registry, RegistryEntry } from './registry.js';
+import type { CallResult } from './result.js';
+
+export {
+  BearerSecret,
+  EgressProxy,
+  REGISTRY_NAME_PATTERN,
+  Registry,
+  RegistryError,
+  SECRET_ENV_PREFIX,
+  loadRegistryFile,
+  parseRegistry,
+  registryPath,
+} from './registry.js';
+export type { EntryTimeouts, NetworkSettings, RegistryEntry } from './registry.js';
+export { DEFAULT_PRINCIPAL_KEY, MAX_MESSAGE_CHARS, OutboundCaller } from './call.js';
+export type { GetTaskRequest, OutboundCallerOptions, SendRequest } from './call.js';
+export {
+  CALL_ERROR_TYPES,
+  ERROR_MESSAGES,
+  MAX_PART_SUMMARIES,
+  STRICT_ID_PATTERN,
+  errorResult,
+  frameReply,
+  safeId,
+  shapeResult,
+  shapeResultDetailed,
+} from './result.js';
+export type {
+  CallErrorType,
+  CallResult,
+  CallStatus,
+  ClientReason,
+  ErrorContext,
+  PartSummary,
+  ShapeOptions,
+  ShapedResult,
+} from './result.js';
+export {
+  MemoryOutboundLedger,
+  clientAuditEvent,
+  emitAudit,
+  ledgerFromTaskStore,
+  mirrorId,
+  mirrorTask,
+  recordMirror,
+} from './bookkeeping.js';
+export type { AuditHook, ClientAuditFields, MirrorInput, OutboundLedger } from './bookkeeping.js';
+export { TRANSPORT_ERROR_CODES } from './contracts.js';
+export type {
+  CardResolver,
+  ClientLog,
+  GuardedClient,
+  GuardedRequestOptions,
+  GuardedResponse,
+  TransportErrorCode,
+  TrustedCard,
+} from './contracts.js';
+
+/**
+ * One registry entry as a caller may see it: the operator's words only. Nothing from the
+ * remote's card (its name, description or skill text) is listed, so a card cannot talk to the
+ * model through the tool list.
+ *
+ * @example
+ * ```ts
+ * const agent: AgentListing = { name: 'travel', description: 'Books trains.', effect: 'acting', skills: [] };
+ * ```
+ */
+export interface AgentListing {
+  name: string;
+  description: string;
+  effect: RegistryEntry['effect'];
+  skills: string[];
+}
+
+/**
+ * What {@link createClient} needs. `now` and `sleep` are for tests.
+ *
+ * @example
+ * ```ts
+ * const options: ClientOptions = { registry, transport, cards, audit: (event) => sink.write(event) };
+ * ```
+ */
+export interface ClientOptions {
+  registry: Registry;
+  transport: GuardedClient;
+  cards: CardResolver;
+  audit?: AuditHook;
+  ledger?: OutboundLedger;
+  log?: ClientLog;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The outbound client's operations.
+ *
+ * @example
+ * ```ts
+ * const { send, getTask, listAgents } = createClient(options);
+ * ```
+ */
+export interface OutboundClient {
+  send(request: SendRequest): Promise<CallResult>;
+  getTask(request: GetTaskRequest): Promise<CallResult>;
+  listAgents(): AgentListing[];
+}
+
+/**
+ * Builds the outbound client.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ registry, transport, cards, ledger: new MemoryOutboundLedger() });
+ * const result = await client.getTask({ agent: 'travel', taskId: 't-1' });
+ * ```
+ */
+export function createClient(options: ClientOptions): OutboundClient {
+  const caller = new OutboundCaller(options);
+  return {
+    send: (request) => caller.send(request),
+    getTask: (request) => caller.getTask(request),
+    listAgents: () =>
+      options.registry.entries().map((entry) => ({
+        name: entry.name,
+        description: entry.description,
+        effect: entry.effect,
+        skills: [...entry.skills],
+      })),
+  };
+}

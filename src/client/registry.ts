@@ -1,0 +1,685 @@
+/**
+ * The outbound registry: the only place a remote agent's address can come from. A caller (a
+ * person, a model, a tool) names an entry; it never supplies a URL. The file is deployment
+ * config (`--registry FILE` or `AIRLOCK_REGISTRY`), checked completely at startup so that a
+ * missing secret or a bad network setting stops the process before any call, with the
+ * offending entry and key named in one line.
+ *
+ * @example
+ * ```ts
+ * const registry = loadRegistryFile(registryPath(options.registry, process.env)!, process.env);
+ * const entry = registry.get('travel'); // throws RegistryError listing the known names
+ * ```
+ *
+ * ```yaml
+ * agents:
+ *   - name: travel
+ *     card_url: https://travel.example.com/.well-known/agent-card.json
+ *     description: Books trains and hotels.
+ *     effect: acting
+ *     auth: { bearer_env: AIRLOCK_SECRET_TRAVEL }
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
+import ipaddr from 'ipaddr.js';
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+
+/**
+ * What a registry name must look like: the same shape as an inbound agent slug.
+ *
+ * @example
+ * ```ts
+ * REGISTRY_NAME_PATTERN.test('travel-desk'); // true
+ * ```
+ */
+export const REGISTRY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/**
+ * Prefix every `bearer_env` must carry: secrets meant for remotes live in their own namespace,
+ * so an entry cannot be pointed at an unrelated variable (a cloud key, say) and ship it out.
+ *
+ * @example
+ * ```ts
+ * 'AIRLOCK_SECRET_TRAVEL'.startsWith(SECRET_ENV_PREFIX); // true
+ * ```
+ */
+export const SECRET_ENV_PREFIX = 'AIRLOCK_SECRET_';
+
+/** Files larger than this are refused: a registry is a short list. */
+const MAX_REGISTRY_BYTES = 1024 * 1024;
+const MAX_URL_LENGTH = 2048;
+
+/**
+ * A registry problem, in one line: `registry: agents[1] "travel": auth.bearer_env: …`. The
+ * message names keys and environment variables, never a secret's value.
+ *
+ * @example
+ * ```ts
+ * try { parseRegistry(text, env); } catch (e) { if (e instanceof RegistryError) console.error(e.message); }
+ * ```
+ */
+export class RegistryError extends Error {
+  readonly code = 'REGISTRY_INVALID';
+  /** The entry's name (or `agents[i]` before a name is known); empty for file-level problems. */
+  readonly entry: string;
+  /** Dotted key inside the entry (or the environment variable), e.g. `auth.bearer_env`. */
+  readonly key: string;
+
+  constructor(entry: string, key: string, problem: string) {
+    const where = [entry, key].filter((part) => part.length > 0).join(': ');
+    super(oneLine(`registry: ${where.length > 0 ? `${where}: ` : ''}${problem}`));
+    this.name = 'RegistryError';
+    this.entry = entry;
+    this.key = key;
+  }
+}
+
+/**
+ * A bearer token for one entry, read from the environment at startup. The value sits in a
+ * private field so that logging, `JSON.stringify` or `util.inspect` of an entry never prints
+ * it; only {@link BearerSecret.header} (for the request) and
+ * {@link BearerSecret.valueForRedaction} (to scrub an echo from a reply) read it.
+ *
+ * @example
+ * ```ts
+ * headers.authorization = entry.auth.header(); // 'Bearer …'
+ * String(entry.auth);                         // '[secret from AIRLOCK_SECRET_TRAVEL]'
+ * ```
+ */
+export class BearerSecret {
+  /** The environment variable it came from (safe to show). */
+  readonly env: string;
+  readonly #value: string;
+
+  constructor(env: string, value: string) {
+    this.env = env;
+    this.#value = value;
+  }
+
+  /** The `Authorization` header value. */
+  header(): string {
+    return `Bearer ${this.#value}`;
+  }
+
+  /** The raw value, for redacting an echo of it; never for output. */
+  valueForRedaction(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return `[secret from ${this.env}]`;
+  }
+
+  toJSON(): { bearer_env: string } {
+    return { bearer_env: this.env };
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * The operator's egress proxy (`AIRLOCK_EGRESS_PROXY`, `http://host:port`). Proxy credentials,
+ * when the URL carries them, stay in a private field; `url` and every printed form omit them.
+ *
+ * @example
+ * ```ts
+ * registry.network.egressProxy?.url; // 'http://proxy.internal:3128'
+ * ```
+ */
+export class EgressProxy {
+  /** `http://host:port`, without credentials. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly #authorization: string | undefined;
+
+  constructor(url: URL) {
+    this.host = url.hostname;
+    this.port = url.port === '' ? 80 : Number(url.port);
+    this.url = `http://${url.host}`;
+    this.#authorization =
+      url.username === '' && url.password === ''
+        ? undefined
+        : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  }
+
+  /** The `Proxy-Authorization` value for CONNECT, when the URL named credentials. */
+  proxyAuthorization(): string | undefined {
+    return this.#authorization;
+  }
+
+  toString(): string {
+    return this.url;
+  }
+
+  toJSON(): string {
+    return this.url;
+  }
+
+  [inspect.custom](): string {
+    return `EgressProxy(${this.url})`;
+  }
+}
+
+/**
+ * Network settings shared by every entry, from the environment.
+ *
+ * @example
+ * ```ts
+ * registry.network.privateAllow; // ['10.20.0.0/16', 'w.corp']
+ * ```
+ */
+export interface NetworkSettings {
+  /** `AIRLOCK_PRIVATE_ALLOW`: hosts, IPs and CIDRs a `private_network` entry may reach. */
+  readonly privateAllow: readonly string[];
+  /** `AIRLOCK_EGRESS_PROXY`, parsed. */
+  readonly egressProxy?: EgressProxy;
+}
+
+/**
+ * Per-request timeouts, in milliseconds (the file says seconds).
+ *
+ * @example
+ * ```ts
+ * const timeouts: EntryTimeouts = { connectMs: 5000, readMs: 60_000, totalMs: 120_000 };
+ * ```
+ */
+export interface EntryTimeouts {
+  readonly connectMs: number;
+  readonly readMs: number;
+  readonly totalMs: number;
+}
+
+/**
+ * One validated entry, defaults applied. Durations are in milliseconds, except `cardRefreshS`
+ * (the trust layer's own unit). Structurally, it is also what src/trust's resolver takes.
+ *
+ * @example
+ * ```ts
+ * const { cardUrl, effect, maxReplyChars } = registry.get('travel');
+ * ```
+ */
+export interface RegistryEntry {
+  readonly name: string;
+  /** Normalised (`URL.href`). https, or http to a loopback host. */
+  readonly cardUrl: string;
+  /** Set only when the operator names the RPC endpoint; otherwise it comes from the trusted card. */
+  readonly rpcUrl?: string;
+  /** The operator's description; remote card text never replaces it. */
+  readonly description: string;
+  /** The skill ids this entry may be used for (informational; empty means any). */
+  readonly skills: readonly string[];
+  readonly effect: 'read_only' | 'acting';
+  readonly auth?: BearerSecret;
+  readonly privateNetwork: boolean;
+  /** Lower-case hex SHA-256 of the card's trust fields, when pinned by the operator. */
+  readonly cardSha256?: string;
+  /** Seconds a trusted card is used before it is fetched and checked again (as src/trust reads it). */
+  readonly cardRefreshS: number;
+  readonly timeouts: EntryTimeouts;
+  readonly maxResponseBytes: number;
+  readonly maxReplyChars: number;
+  readonly pollIntervalMs: number;
+  readonly maxWaitMs: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema (the file's shape; snake_case as operators write it)
+
+const Seconds = (options: { default: number; maximum: number }) =>
+  Type.Number({ exclusiveMinimum: 0, maximum: options.maximum, default: options.default });
+
+const EntrySchema = Type.Object(
+  {
+    name: Type.String({ pattern: REGISTRY_NAME_PATTERN.source }),
+    card_url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH }),
+    rpc_url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH })),
+    description: Type.String({ minLength: 1, maxLength: 2000 }),
+    skills: Type.Array(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' }), {
+      maxItems: 100,
+      default: [],
+    }),
+    effect: Type.Union([Type.Literal('read_only'), Type.Literal('acting')]),
+    auth: Type.Optional(
+      Type.Object({ bearer_env: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+    ),
+    private_network: Type.Boolean({ default: false }),
+    card_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    card_refresh_s: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
+    timeouts: Type.Object(
+      {
+        connect: Seconds({ default: 5, maximum: 600 }),
+        read: Seconds({ default: 60, maximum: 3600 }),
+        total: Seconds({ default: 120, maximum: 3600 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    max_response_bytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
+    max_reply_chars: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 }),
+    poll_interval_s: Type.Number({ minimum: 0.05, maximum: 300, default: 2 }),
+    max_wait_s: Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 120 }),
+  },
+  { additionalProperties: false },
+);
+
+const RegistrySchema = Type.Object(
+  { agents: Type.Array(EntrySchema, { maxItems: 1000 }) },
+  { additionalProperties: false },
+);
+
+type RawRegistry = Static<typeof RegistrySchema>;
+type RawEntry = RawRegistry['agents'][number];
+
+const validator = Compile(RegistrySchema);
+
+// ---------------------------------------------------------------------------------------------
+// The registry
+
+/**
+ * The validated registry. Entries are frozen; lookups by name only.
+ *
+ * @example
+ * ```ts
+ * for (const entry of registry.entries()) console.log(entry.name, entry.effect);
+ * ```
+ */
+export class Registry {
+  readonly network: NetworkSettings;
+  readonly #entries: ReadonlyMap<string, RegistryEntry>;
+
+  constructor(entries: readonly RegistryEntry[], network: NetworkSettings) {
+    this.#entries = new Map(entries.map((entry) => [entry.name, entry]));
+    this.network = network;
+  }
+
+  /** Registry names in file order. */
+  names(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  entries(): RegistryEntry[] {
+    return [...this.#entries.values()];
+  }
+
+  /** The entry, or undefined: for callers that answer an unknown name themselves. */
+  find(name: string): RegistryEntry | undefined {
+    return typeof name === 'string' ? this.#entries.get(name) : undefined;
+  }
+
+  /**
+   * The entry, or a `RegistryError` listing the known names. The asked-for name is echoed only
+   * when it has the shape of a registry name, so a caller cannot inject text into the message.
+   */
+  get(name: string): RegistryEntry {
+    const entry = this.find(name);
+    if (entry !== undefined) return entry;
+    const shown = typeof name === 'string' && REGISTRY_NAME_PATTERN.test(name) ? `"${name}"` : 'that name';
+    const known = this.names();
+    throw new RegistryError(
+      '',
+      '',
+      `no agent ${shown} in the registry; known: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+    );
+  }
+
+  toJSON(): { agents: RegistryEntry[] } {
+    return { agents: this.entries() };
+  }
+}
+
+/**
+ * Which registry file to load: the `--registry` option wins over `AIRLOCK_REGISTRY`.
+ *
+ * @example
+ * ```ts
+ * registryPath(undefined, { AIRLOCK_REGISTRY: 'registry.yaml' }); // 'registry.yaml'
+ * ```
+ */
+export function registryPath(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (option !== undefined && option.length > 0) return option;
+  const fromEnv = env.AIRLOCK_REGISTRY;
+  return fromEnv !== undefined && fromEnv.length > 0 ? fromEnv : undefined;
+}
+
+/**
+ * Reads and validates a registry file.
+ *
+ * @example
+ * ```ts
+ * const registry = loadRegistryFile('examples/registry.yaml', process.env);
+ * ```
+ * @throws RegistryError
+ */
+export function loadRegistryFile(path: string, env: NodeJS.ProcessEnv = process.env): Registry {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
+    throw new RegistryError('', '', `${path}: ${reason}`);
+  }
+  if (text.length > MAX_REGISTRY_BYTES) throw new RegistryError('', '', `${path}: larger than 1 MiB`);
+  return parseRegistry(text, env, path);
+}
+
+/**
+ * Parses and validates registry YAML against the environment: schema and defaults, unique
+ * names, URLs (https, or http to loopback; no credentials), secrets present, and the private
+ * network and egress proxy settings.
+ *
+ * @example
+ * ```ts
+ * const registry = parseRegistry('agents: []\n', process.env);
+ * registry.names(); // []
+ * ```
+ * @throws RegistryError
+ */
+export function parseRegistry(text: string, env: NodeJS.ProcessEnv = process.env, source = 'inline'): Registry {
+  let document: unknown;
+  try {
+    // Duplicate keys are an error; a small alias budget stops alias bombs (as config/ does).
+    document = parseYaml(text, { uniqueKeys: true, maxAliasCount: 100, prettyErrors: false });
+  } catch (error) {
+    if (error instanceof YAMLParseError) {
+      throw new RegistryError('', '', `${source}: ${error.message.split('\n')[0] ?? 'not valid YAML'}`);
+    }
+    throw error;
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new RegistryError('', '', `${source}: expected a mapping with an "agents" list at the top level`);
+  }
+  const withDefaults = Value.Default(RegistrySchema, document);
+  if (!validator.Check(withDefaults)) throw firstSchemaError(withDefaults);
+  const raw: RawRegistry = withDefaults;
+  const network = readNetwork(env);
+  const seen = new Set<string>();
+  const entries = raw.agents.map((rawEntry, index) => {
+    const label = `agents[${index}] "${rawEntry.name}"`;
+    if (seen.has(rawEntry.name)) throw new RegistryError(label, 'name', 'is used by an earlier entry');
+    seen.add(rawEntry.name);
+    return buildEntry(rawEntry, label, env, network);
+  });
+  return new Registry(entries, network);
+}
+
+function buildEntry(raw: RawEntry, label: string, env: NodeJS.ProcessEnv, network: NetworkSettings): RegistryEntry {
+  const cardUrl = checkUrl(raw.card_url, label, 'card_url');
+  const rpcUrl = raw.rpc_url === undefined ? undefined : checkUrl(raw.rpc_url, label, 'rpc_url');
+  checkHosts([cardUrl, rpcUrl], raw.private_network, label, network);
+  const { connect, read, total } = raw.timeouts;
+  if (connect > total) throw new RegistryError(label, 'timeouts.connect', 'is longer than timeouts.total');
+  if (read > total) throw new RegistryError(label, 'timeouts.read', 'is longer than timeouts.total');
+  if (raw.poll_interval_s > raw.max_wait_s) {
+    throw new RegistryError(label, 'poll_interval_s', 'is longer than max_wait_s');
+  }
+  const entry: RegistryEntry = {
+    name: raw.name,
+    cardUrl: cardUrl.href,
+    ...(rpcUrl !== undefined && { rpcUrl: rpcUrl.href }),
+    description: raw.description,
+    skills: Object.freeze([...raw.skills]),
+    effect: raw.effect,
+    ...(raw.auth !== undefined && { auth: resolveSecret(raw.auth.bearer_env, label, env) }),
+    privateNetwork: raw.private_network,
+    ...(raw.card_sha256 !== undefined && { cardSha256: raw.card_sha256.toLowerCase() }),
+    cardRefreshS: raw.card_refresh_s,
+    timeouts: Object.freeze({ connectMs: ms(connect), readMs: ms(read), totalMs: ms(total) }),
+    maxResponseBytes: raw.max_response_bytes,
+    maxReplyChars: raw.max_reply_chars,
+    pollIntervalMs: ms(raw.poll_interval_s),
+    maxWaitMs: ms(raw.max_wait_s),
+  };
+  return Object.freeze(entry);
+}
+
+function ms(seconds: number): number {
+  return Math.round(seconds * 1000);
+}
+
+/** Token characters we are willing to put in a header: printable ASCII, no spaces (RFC 6750 b64token and more). */
+const TOKEN_PATTERN = /^[\x21-\x7e]{1,8192}$/;
+const SECRET_ENV_PATTERN = /^AIRLOCK_SECRET_[A-Z0-9_]{1,100}$/;
+
+function resolveSecret(name: string, label: string, env: NodeJS.ProcessEnv): BearerSecret {
+  if (!SECRET_ENV_PATTERN.test(name)) {
+    throw new RegistryError(
+      label,
+      'auth.bearer_env',
+      `must name an environment variable starting with ${SECRET_ENV_PREFIX} (upper case, digits, _)`,
+    );
+  }
+  const value = env[name];
+  if (value === undefined || value.length === 0) {
+    throw new RegistryError(label, 'auth.bearer_env', `environment variable ${name} is not set`);
+  }
+  // The value is never echoed: only what is wrong with it.
+  if (!TOKEN_PATTERN.test(value)) {
+    throw new RegistryError(
+      label,
+      'auth.bearer_env',
+      `environment variable ${name} must hold printable ASCII without spaces or line breaks`,
+    );
+  }
+  return new BearerSecret(name, value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// URLs and addresses
+
+function checkUrl(text: string, label: string, key: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new RegistryError(label, key, 'is not an absolute URL');
+  }
+  if (/\s/.test(text)) throw new RegistryError(label, key, 'must not contain white space');
+  if (url.username !== '' || url.password !== '') {
+    // The URL itself is not echoed: it holds the credentials.
+    throw new RegistryError(label, key, 'must not carry credentials (user:password@); use auth.bearer_env');
+  }
+  if (url.hash !== '') throw new RegistryError(label, key, 'must not have a #fragment');
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:') {
+    if (isLoopbackHost(url.hostname)) return url;
+    throw new RegistryError(label, key, 'must be https (plain http is allowed only to a loopback host)');
+  }
+  throw new RegistryError(label, key, 'must be an https URL');
+}
+
+/** `[::1]` → `::1`: URL keeps the brackets on IPv6 hostnames. */
+function bareHost(hostname: string): string {
+  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+}
+
+function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const host = bareHost(hostname);
+  // URL has already normalised IPv4 forms (127.1, 0x7f.1, 2130706433) to dotted quads.
+  if (!ipaddr.isValid(host)) return undefined;
+  return ipaddr.process(host);
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  if (hostname === 'localhost') return true;
+  return literalAddress(hostname)?.range() === 'loopback';
+}
+
+/** Ranges never reachable, whatever the entry says: link-local holds cloud metadata services. */
+const ALWAYS_BLOCKED = new Set(['linkLocal', 'unspecified', 'broadcast', 'multicast']);
+
+/**
+ * Startup check of literal addresses. Host names are checked by the transport at connect
+ * time, against what they resolve to then; a literal can be judged now, so a mistake is
+ * reported before the first call rather than at it.
+ */
+function checkHosts(
+  urls: readonly (URL | undefined)[],
+  privateNetwork: boolean,
+  label: string,
+  network: NetworkSettings,
+): void {
+  if (privateNetwork && network.privateAllow.length === 0) {
+    throw new RegistryError(
+      label,
+      'private_network',
+      'needs AIRLOCK_PRIVATE_ALLOW to list the hosts or CIDRs it may reach',
+    );
+  }
+  urls.forEach((url, index) => {
+    if (url === undefined) return;
+    const key = index === 0 ? 'card_url' : 'rpc_url';
+    const address = literalAddress(url.hostname);
+    if (address === undefined) return;
+    const range = address.range();
+    if (range === 'unicast' || range === 'loopback') return;
+    const shown = address.toString();
+    if (ALWAYS_BLOCKED.has(range)) {
+      throw new RegistryError(label, key, `host ${shown} is in a blocked range (${range})`);
+    }
+    if (!privateNetwork) {
+      throw new RegistryError(
+        label,
+        key,
+        `host ${shown} is a private address; set private_network: true and list it in AIRLOCK_PRIVATE_ALLOW`,
+      );
+    }
+    if (!allowListed(address, network.privateAllow)) {
+      throw new RegistryError(label, key, `host ${shown} is not in AIRLOCK_PRIVATE_ALLOW`);
+    }
+  });
+}
+
+function allowListed(address: ipaddr.IPv4 | ipaddr.IPv6, allow: readonly string[]): boolean {
+  for (const item of allow) {
+    if (item.includes('/')) {
+      if (inCidr(address, ipaddr.parseCIDR(item))) return true;
+    } else if (ipaddr.isValid(item) && ipaddr.process(item).toString() === address.toString()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function inCidr(address: ipaddr.IPv4 | ipaddr.IPv6, [network, bits]: [ipaddr.IPv4 | ipaddr.IPv6, number]): boolean {
+  if (address instanceof ipaddr.IPv4 && network instanceof ipaddr.IPv4) return address.match(network, bits);
+  if (address instanceof ipaddr.IPv6 && network instanceof ipaddr.IPv6) return address.match(network, bits);
+  return false;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function readNetwork(env: NodeJS.ProcessEnv): NetworkSettings {
+  const privateAllow = parsePrivateAllow(env.AIRLOCK_PRIVATE_ALLOW);
+  const proxyText = env.AIRLOCK_EGRESS_PROXY;
+  const egressProxy = proxyText === undefined || proxyText.trim() === '' ? undefined : parseProxy(proxyText.trim());
+  return Object.freeze({ privateAllow, ...(egressProxy !== undefined && { egressProxy }) });
+}
+
+function parsePrivateAllow(text: string | undefined): readonly string[] {
+  if (text === undefined) return Object.freeze([]);
+  // Comma-separated, as the guarded transport reads the same variable.
+  const items = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+  return Object.freeze(
+    items.map((item) => {
+      const lower = item.toLowerCase();
+      if (lower.includes('/')) {
+        if (ipaddr.isValidCIDR(lower)) return lower;
+      } else if (ipaddr.isValid(bareHost(lower))) {
+        return ipaddr.process(bareHost(lower)).toString();
+      } else if (HOSTNAME.test(lower)) {
+        return lower;
+      }
+      const shown = item.length > 100 ? `${item.slice(0, 100)}…` : item;
+      throw new RegistryError('', 'AIRLOCK_PRIVATE_ALLOW', `"${shown}" is not a host name, IP address or CIDR`);
+    }),
+  );
+}
+
+/**
+ * Hides any `user:password@`: everything between the scheme and the last `@` is masked, since
+ * a host never contains `@` and a password may contain `/` or `@`. Over-masking is harmless.
+ */
+function maskCredentials(text: string): string {
+  const at = text.lastIndexOf('@');
+  if (at === -1) return text;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text);
+  const start = scheme === null ? 0 : scheme[0].length;
+  return `${text.slice(0, start)}***${text.slice(at)}`;
+}
+
+function parseProxy(text: string): EgressProxy {
+  const problem = (why: string) =>
+    new RegistryError('', 'AIRLOCK_EGRESS_PROXY', `"${oneLine(maskCredentials(text)).slice(0, 200)}" ${why}`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw problem('is not a URL; expected http://host:port');
+  }
+  if (url.protocol !== 'http:') throw problem('must be http://host:port (TLS runs inside the CONNECT tunnel)');
+  if (url.hostname === '') throw problem('has no host');
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') throw problem('must be http://host:port only');
+  return new EgressProxy(url);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+function firstSchemaError(value: unknown): RegistryError {
+  const errors = [...validator.Errors(value)];
+  // The deepest error says the most: a union's mismatch says less than the field inside it.
+  errors.sort((a, b) => b.instancePath.length - a.instancePath.length);
+  const error = errors[0];
+  if (error === undefined) return new RegistryError('', '', 'invalid registry');
+  let path = error.instancePath;
+  let problem = error.message;
+  // `additionalProperties: false` reports the extra key itself as failing a `false` schema.
+  if (error.keyword === 'boolean') problem = 'is not a known setting';
+  const params = error.params as { additionalProperties?: string[]; requiredProperties?: string[] };
+  const extra = params.additionalProperties;
+  if (extra !== undefined && extra.length > 0) {
+    path = `${path}/${extra[0]}`;
+    problem = 'is not a known setting';
+  }
+  const missing = params.requiredProperties;
+  if (error.keyword === 'required' && missing !== undefined && missing.length > 0) {
+    path = `${path}/${missing[0]}`;
+    problem = 'is required';
+  }
+  // A union of literals reports "must be equal to constant"; say which values are meant.
+  if (/\/effect$/.test(path) && error.keyword !== 'required') problem = 'must be read_only or acting';
+  const segments = path
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (segments[0] !== 'agents' || segments[1] === undefined || !/^\d+$/.test(segments[1])) {
+    return new RegistryError('', segments.join('.'), problem);
+  }
+  const index = Number(segments[1]);
+  const agents = (value as { agents?: unknown }).agents;
+  const rawName = Array.isArray(agents) ? (agents[index] as { name?: unknown } | undefined)?.name : undefined;
+  const label =
+    typeof rawName === 'string' && REGISTRY_NAME_PATTERN.test(rawName)
+      ? `agents[${index}] "${rawName}"`
+      : `agents[${index}]`;
+  const key = segments
+    .slice(2)
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
+  return new RegistryError(label, key, problem);
+}
+
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
+}
