@@ -26,5 +26,6 @@ export {
   SECRET_REPLACEMENT,
   redactContactDetails,
   redactSecrets,
+  secretForms,
 } from './redact.js';
 export type { RedactResult } from './redact.js';

@@ -148,25 +148,40 @@ export function redactContactDetails(text: string): RedactResult {
  */
 export function redactSecrets(text: string, secrets: readonly string[]): RedactResult {
   if (typeof text !== 'string') return { text: '', redacted: 0 };
-  const forms = secretForms(secrets);
+  const { forms } = secretForms(secrets);
   if (forms.length === 0 || text.length === 0) return { text, redacted: 0 };
   const first = replaceForms(text, forms, SECRET_REPLACEMENT);
   if (!forms.some((form) => first.text.includes(form))) return first;
   return replaceForms(text, forms, fallbackReplacement(forms));
 }
 
-/** Every form of every usable secret, deduplicated. */
-function secretForms(secrets: readonly string[]): string[] {
+/**
+ * Every form {@link redactSecrets} replaces for these secrets — the value itself, its
+ * URL-encoded forms and its base64 forms (whole and the alignment-stable cores, both
+ * alphabets) — deduplicated, and how many secrets were unusable (not strings, or shorter
+ * than {@link MIN_SECRET_LENGTH} code points). Shared with the streaming reply scrubber, which
+ * needs the forms' lengths to know how much text to hold back.
+ *
+ * @example
+ * ```ts
+ * secretForms(['sk-live-0123456789']).forms.includes('c2stbGl2ZS0wMTIzNDU2Nzg5'); // true
+ * ```
+ */
+export function secretForms(secrets: readonly string[]): { forms: string[]; ignored: number } {
   const forms = new Set<string>();
-  if (!Array.isArray(secrets)) return [];
+  let ignored = 0;
+  if (!Array.isArray(secrets)) return { forms: [], ignored: 0 };
   for (const secret of secrets as readonly unknown[]) {
-    if (typeof secret !== 'string' || codePointLength(secret) < MIN_SECRET_LENGTH) continue;
+    if (typeof secret !== 'string' || codePointLength(secret) < MIN_SECRET_LENGTH) {
+      ignored++;
+      continue;
+    }
     forms.add(secret);
     const bytes = Buffer.from(secret, 'utf8');
     for (const form of percentForms(bytes)) forms.add(form);
     for (const form of base64Forms(bytes)) forms.add(form);
   }
-  return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH);
+  return { forms: [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH), ignored };
 }
 
 function codePointLength(s: string): number {

@@ -23,6 +23,7 @@ import {
   type AuditReasonOf,
   type AuditSink,
   type AuditTime,
+  type PrincipalKind,
 } from '../audit/index.js';
 import type { AuditConfig } from '../config/schema.js';
 import { A2AError } from '../protocol/errors.js';
@@ -90,15 +91,7 @@ export class InboundAudit {
     caller?: CallContext['caller'],
   ): void {
     if (this.#sink === undefined) return;
-    this.#refusal({
-      type: 'a2a.server.forbidden',
-      time: auditTime(),
-      outcome: 'denied',
-      reason,
-      ...(agent !== undefined && { agent }),
-      ...(remote !== undefined && { remote }),
-      ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
-    });
+    this.#refusal({ type: 'a2a.server.forbidden', ...refusalFields(agent, remote, caller), reason });
   }
 
   rateLimited(
@@ -108,15 +101,7 @@ export class InboundAudit {
     caller?: CallContext['caller'],
   ): void {
     if (this.#sink === undefined) return;
-    this.#refusal({
-      type: 'a2a.server.rate_limited',
-      time: auditTime(),
-      outcome: 'denied',
-      reason,
-      ...(agent !== undefined && { agent }),
-      ...(remote !== undefined && { remote }),
-      ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
-    });
+    this.#refusal({ type: 'a2a.server.rate_limited', ...refusalFields(agent, remote, caller), reason });
   }
 
   /** A message refused before any task was made (limits, content rules, busy context). */
@@ -273,6 +258,28 @@ function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
   }
   if (principalKind !== undefined) row.principalKind = principalKind;
   return row;
+}
+
+/** The fields every forbidden / rate-limited row shares. */
+function refusalFields(
+  agent: string | undefined,
+  remote: Remote,
+  caller: CallContext['caller'],
+): {
+  time: AuditTime;
+  outcome: 'denied';
+  agent?: string;
+  remote?: string;
+  client?: string;
+  principalKind?: PrincipalKind;
+} {
+  return {
+    time: auditTime(),
+    outcome: 'denied',
+    ...(agent !== undefined && { agent }),
+    ...(remote !== undefined && { remote }),
+    ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
+  };
 }
 
 /** What audit rows accept as a client id: printable ASCII without spaces, at most 256. */

@@ -17,8 +17,7 @@
  * send(stream.flush());
  * ```
  */
-import { Buffer } from 'node:buffer';
-import { MIN_SECRET_LENGTH, SECRET_REPLACEMENT, type RedactResult } from '../../content/index.js';
+import { SECRET_REPLACEMENT, secretForms, type RedactResult } from '../../content/index.js';
 
 /** A scrubber for one reply that arrives in chunks. */
 export interface StreamScrubber {
@@ -269,80 +268,6 @@ function fallbackReplacement(forms: readonly string[]): string {
   let cp = 0x2588; // '█'
   while (used.has(cp) || (cp >= 0xd800 && cp <= 0xdfff)) cp++;
   return String.fromCodePoint(cp).repeat(8);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The forms of a secret. Keep in step with `secretForms` in src/content/redact.ts: the tests
-// check that both agree on text built from secrets and their encodings.
-
-/** Every form of every usable secret, deduplicated, and how many secrets were unusable. */
-function secretForms(secrets: readonly string[]): { forms: string[]; ignored: number } {
-  const forms = new Set<string>();
-  let ignored = 0;
-  if (!Array.isArray(secrets)) return { forms: [], ignored: 0 };
-  for (const secret of secrets as readonly unknown[]) {
-    if (typeof secret !== 'string' || codePointLength(secret) < MIN_SECRET_LENGTH) {
-      ignored++;
-      continue;
-    }
-    forms.add(secret);
-    const bytes = Buffer.from(secret, 'utf8');
-    for (const form of percentForms(bytes)) forms.add(form);
-    for (const form of base64Forms(bytes)) forms.add(form);
-  }
-  return { forms: [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH), ignored };
-}
-
-/** Code points, a lone surrogate counting as one (as `redactSecrets` counts them). */
-function codePointLength(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (isHighSurrogate(s.charCodeAt(i)) && i + 1 < s.length && isLowSurrogate(s.charCodeAt(i + 1))) i++;
-    n++;
-  }
-  return n;
-}
-
-/** Characters `encodeURIComponent` leaves alone; strict RFC 3986 also encodes `!'()*`. */
-const URI_COMPONENT_SAFE = /[A-Za-z0-9\-_.!~*'()]/;
-const RFC3986_SAFE = /[A-Za-z0-9\-_.~]/;
-
-/** URL-encoded forms of the UTF-8 bytes: both safe sets, '+' for space or not, both hex cases. */
-function percentForms(bytes: Buffer): string[] {
-  const encode = (safe: RegExp, plusForSpace: boolean, lower: boolean): string => {
-    let out = '';
-    for (const byte of bytes) {
-      const ch = String.fromCharCode(byte);
-      if (byte < 0x80 && safe.test(ch)) out += ch;
-      else if (plusForSpace && byte === 0x20) out += '+';
-      else {
-        const hex = byte.toString(16).padStart(2, '0');
-        out += '%' + (lower ? hex : hex.toUpperCase());
-      }
-    }
-    return out;
-  };
-  const forms: string[] = [];
-  for (const lower of [false, true]) {
-    forms.push(encode(URI_COMPONENT_SAFE, false, lower));
-    forms.push(encode(RFC3986_SAFE, false, lower));
-    forms.push(encode(RFC3986_SAFE, true, lower));
-  }
-  return forms;
-}
-
-/** Base64 forms: padded and unpadded whole encodings and the cores at each byte alignment, in both alphabets. */
-function base64Forms(bytes: Buffer): string[] {
-  const forms: string[] = [];
-  const whole = bytes.toString('base64');
-  forms.push(whole, whole.replace(/=+$/, ''));
-  for (let offset = 0; offset < 3; offset++) {
-    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
-    const firstFull = Math.ceil((8 * offset) / 6);
-    const lastFull = Math.floor((8 * (offset + bytes.length)) / 6) - 1;
-    forms.push(shifted.slice(firstFull, lastFull + 1));
-  }
-  return forms.flatMap((form) => [form, form.replace(/\+/g, '-').replace(/\//g, '_')]);
 }
 
 function isHighSurrogate(c: number): boolean {

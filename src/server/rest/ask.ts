@@ -17,7 +17,7 @@
  * ```
  */
 import { A2AError } from '../../protocol/errors.js';
-import type { Message, SendResult, Task, TaskState } from '../../protocol/model.js';
+import { TASK_STATES, type Message, type SendResult, type Task, type TaskState } from '../../protocol/model.js';
 import { newId } from '../../tasks/ids.js';
 import { CapacityError } from '../../tasks/policy.js';
 import type { CallContext, TaskService } from '../../tasks/service.js';
@@ -44,17 +44,7 @@ export interface AskReply {
 export type AskState = TaskState;
 
 /** Every `state` an ask reply can carry, in lifecycle order (the OpenAPI enum). */
-export const ASK_STATES: readonly AskState[] = [
-  'submitted',
-  'working',
-  'input-required',
-  'auth-required',
-  'completed',
-  'failed',
-  'canceled',
-  'rejected',
-  'unknown',
-];
+export const ASK_STATES: readonly AskState[] = TASK_STATES;
 
 /** The body of every ask error: the google.rpc.Status shape the gateway's other HTTP errors use. */
 export interface AskErrorBody {
