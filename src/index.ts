@@ -42,3 +42,6 @@ export { HOP_HEADER } from './protocol/headers.js';
 export * from './content/index.js';
 export * from './agents/inbound/index.js';
 export * from './audit/index.js';
+export * from './client/index.js';
+export * from './net/index.js';
+export * from './trust/index.js';

@@ -6,8 +6,13 @@
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { ConfigError } from '../config/errors.js';
 import { generateToken } from '../config/tokens.js';
+import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
+import { agentsCommand } from './agents.js';
 import { auditVerifyCommand } from './audit.js';
 import { call } from './call.js';
+import { runMcp } from './mcp.js';
+import { registryPinCommand } from './registry.js';
+import { sendCommand } from './send.js';
 import { serve } from './serve.js';
 
 const program = new Command()
@@ -54,6 +59,82 @@ program
   });
 
 program
+  .command('send')
+  .description(
+    'send one message to a registered remote agent and print its reply (exit 0 success, 3 input required, 1 error)',
+  )
+  .argument('<agent>', 'a registry name (never a URL)')
+  .argument('<text>', 'the message text (at most 8192 characters)')
+  .option('--task <id>', 'answer the task that asked for input (one you started)')
+  .option('--context <id>', 'continue a conversation')
+  .option('--confirm', 'confirm a call to an agent that acts on your behalf (effect: acting)')
+  .option('--json', 'print the result object as JSON')
+  .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
+  .action(async (agent, text, options) => {
+    process.exitCode = await sendCommand({
+      agent,
+      text,
+      confirm: options.confirm === true,
+      json: options.json === true,
+      ...(options.task !== undefined && { taskId: options.task }),
+      ...(options.context !== undefined && { contextId: options.context }),
+      ...(options.registry !== undefined && { registry: options.registry }),
+    });
+  });
+
+program
+  .command('agents')
+  .description("list the registry's agents and check every card (5 s each): status, digest, pin")
+  .option('--json', 'print the list as JSON')
+  .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
+  .action(async (options) => {
+    process.exitCode = await agentsCommand({
+      json: options.json === true,
+      ...(options.registry !== undefined && { registry: options.registry }),
+    });
+  });
+
+const registry = program.command('registry').description('outbound registry tools');
+registry
+  .command('pin')
+  .description("fetch an entry's card, show its digest and endpoint, and pin it (clears a drift lock)")
+  .argument('<name>', 'a registry name')
+  .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
+  .action(async (name, options) => {
+    process.exitCode = await registryPinCommand(name, {
+      ...(options.registry !== undefined && { registry: options.registry }),
+    });
+  });
+
+program
+  .command('mcp')
+  .description(
+    'serve the outbound tools (a2a_list_agents, a2a_send, a2a_get_task) to an MCP host over stdio, or with --http over Streamable HTTP (loopback only: no authentication)',
+  )
+  .option('--registry <file>', 'registry of remote agents (default: AIRLOCK_REGISTRY)')
+  .option('--pins <file>', 'card pin file (default: AIRLOCK_PINS, else .airlock/pins.json)')
+  .option(
+    '--autonomy <level>',
+    'read_only refuses acting agents, acting allows them (default: AIRLOCK_MCP_AUTONOMY, else read_only)',
+    parseAutonomyOption,
+  )
+  .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
+  .option('--host <host>', 'HTTP bind address (default 127.0.0.1; loopback only unless --allow-non-loopback)')
+  .option('--port <port>', 'HTTP port (default 41242)', parsePort)
+  .option('--allow-non-loopback', 'allow a non-loopback HTTP bind: anyone who reaches it can call the tools')
+  .action(async (options) => {
+    process.exitCode = await runMcp({
+      http: options.http === true,
+      allowNonLoopback: options.allowNonLoopback === true,
+      ...(options.host !== undefined && { host: options.host }),
+      ...(options.port !== undefined && { port: options.port }),
+      ...(options.registry !== undefined && { registry: options.registry }),
+      ...(options.pins !== undefined && { pins: options.pins }),
+      ...(options.autonomy !== undefined && { autonomy: options.autonomy }),
+    });
+  });
+
+program
   .command('audit')
   .description('audit log tools')
   .command('verify')
@@ -75,6 +156,14 @@ tokens
       `store it as ${variable} and add to the config:\n  - id: ${client}\n    token: \${${variable}}\n    agents: [<slug>]\n`,
     );
   });
+
+function parseAutonomyOption(value: string): McpAutonomy {
+  try {
+    return parseAutonomy(value, '--autonomy');
+  } catch {
+    throw new InvalidArgumentError('must be read_only or acting');
+  }
+}
 
 function parsePort(value: string): number {
   const port = Number(value);

@@ -77,12 +77,18 @@ describe('recordMirror and emitAudit', () => {
     const log = (event: string, fields: Readonly<Record<string, string | number>>) =>
       logs.push(`${event} ${JSON.stringify(fields)}`);
     const mirror = mirrorTask({ agent: 'a', remoteTaskId: 't', state: 'working', now: NOW });
-    await recordMirror({ record: () => Promise.reject(new Error('contents of the prompt')) }, 'o', mirror, log);
+    await recordMirror(
+      { record: () => Promise.reject(new Error('contents of the prompt')), get: () => undefined },
+      'o',
+      mirror,
+      log,
+    );
     await recordMirror(
       {
         record: () => {
           throw new TypeError('boom');
         },
+        get: () => undefined,
       },
       'o',
       mirror,

@@ -21,15 +21,18 @@ import type { ClientLog } from './contracts.js';
 import { STRICT_ID_PATTERN } from './result.js';
 
 /**
- * Where mirrors go. `record` replaces the mirror with the same id.
+ * Where mirrors go. `record` replaces the mirror with the same id; `get` answers only for the
+ * principal that recorded it. Ownership checks (a `getTask`, or a follow-up send with a
+ * `taskId`, works only on remote tasks the same caller started) rely on `get`.
  *
  * @example
  * ```ts
- * const ledger: OutboundLedger = { record: async (owner, task) => store.put(owner, task) };
+ * const ledger: OutboundLedger = { record: (owner, task) => store.put(owner, task), get: (owner, id) => store.get(owner, id) };
  * ```
  */
 export interface OutboundLedger {
   record(principalKey: string, mirror: Task): Promise<void> | void;
+  get(principalKey: string, id: string): Promise<Task | undefined> | Task | undefined;
 }
 
 /**
@@ -114,6 +117,36 @@ export async function recordMirror(
 }
 
 /**
+ * True when `principalKey` started the remote task `remoteTaskId` of `agent`: its mirror is in
+ * the ledger under that principal. A malformed id, a missing ledger or a failing one (logged
+ * by name) all answer false: ownership is never assumed.
+ *
+ * @example
+ * ```ts
+ * if (!(await ownsRemoteTask(ledger, 'client:local::', 'travel', 't-1', log))) return notFound();
+ * ```
+ */
+export async function ownsRemoteTask(
+  ledger: OutboundLedger | undefined,
+  principalKey: string,
+  agent: string,
+  remoteTaskId: string,
+  log: ClientLog,
+): Promise<boolean> {
+  if (ledger === undefined || typeof remoteTaskId !== 'string' || !STRICT_ID_PATTERN.test(remoteTaskId)) return false;
+  const id = mirrorId(agent, remoteTaskId);
+  let mirror: Task | undefined;
+  try {
+    mirror = await ledger.get(principalKey, id);
+  } catch (error) {
+    log('a2a.client.ledger_failed', { taskId: id, error: errorName(error) });
+    return false;
+  }
+  const metadata = mirror?.metadata;
+  return mirror?.id === id && metadata?.agent === agent && metadata.remoteTaskId === remoteTaskId;
+}
+
+/**
  * A bounded in-memory ledger: the oldest mirrors go first once `maxTasks` is reached.
  * Lookups are scoped by owner, like the task store's.
  *
@@ -165,8 +198,11 @@ export class MemoryOutboundLedger implements OutboundLedger {
  * const ledger = ledgerFromTaskStore(taskStore);
  * ```
  */
-export function ledgerFromTaskStore(store: Pick<TaskStore, 'put'>): OutboundLedger {
-  return { record: (principalKey, mirror) => store.put(principalKey, mirror) };
+export function ledgerFromTaskStore(store: Pick<TaskStore, 'put' | 'get'>): OutboundLedger {
+  return {
+    record: (principalKey, mirror) => store.put(principalKey, mirror),
+    get: (principalKey, id) => store.get(principalKey, id),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,12 @@
  * Refusals happen before any request: unknown agent, empty or oversized message, malformed
  * ids, an acting entry without explicit confirmation.
  *
+ * Ownership: a `getTask`, and a send with a `taskId`, work only on remote tasks the same
+ * principal started through this client (their mirrors are in the ledger under its key).
+ * Any other task id is answered exactly as an unknown task is (`task_not_found`), and the
+ * remote is not contacted: a caller can neither read nor steer another caller's remote task,
+ * nor learn whether it exists. Without a ledger option, an in-memory ledger is used.
+ *
  * @example
  * ```ts
  * const caller = new OutboundCaller({ registry, transport, cards, audit: (e) => sink.write(e) });
@@ -30,9 +36,11 @@ import type { A2ARequest, Message, SendResult, Task, TaskState } from '../protoc
 import { isInterruptedState, isTerminalState } from '../protocol/model.js';
 import { dialectForVersion } from '../protocol/version.js';
 import {
+  MemoryOutboundLedger,
   clientAuditEvent,
   emitAudit,
   mirrorTask,
+  ownsRemoteTask,
   recordMirror,
   type AuditHook,
   type ClientAuditFields,
@@ -87,7 +95,10 @@ export interface SendRequest {
   agent: string;
   /** Text only, 1..8192 characters. */
   message: string;
-  /** Answer an interrupted task (input-required / auth-required) on that same task. */
+  /**
+   * Answer an interrupted task (input-required / auth-required) on that same task. Only a
+   * task this principal started is accepted; any other is `task_not_found`.
+   */
   taskId?: string;
   contextId?: string;
   /** Required (true) for entries with `effect: acting`. */
@@ -106,6 +117,7 @@ export interface SendRequest {
  */
 export interface GetTaskRequest {
   agent: string;
+  /** A task this principal started through this client; any other is `task_not_found`. */
   taskId: string;
   principalKey?: string;
 }
@@ -202,7 +214,7 @@ export class OutboundCaller {
   readonly #transport: GuardedClient;
   readonly #cards: CardResolver;
   readonly #audit: AuditHook | undefined;
-  readonly #ledger: OutboundLedger | undefined;
+  readonly #ledger: OutboundLedger;
   readonly #log: ClientLog;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
@@ -214,7 +226,7 @@ export class OutboundCaller {
     this.#transport = options.transport;
     this.#cards = options.cards;
     this.#audit = options.audit;
-    this.#ledger = options.ledger;
+    this.#ledger = options.ledger ?? new MemoryOutboundLedger();
     this.#log = options.log ?? (() => undefined);
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -241,6 +253,11 @@ export class OutboundCaller {
     const refusal = checkSend(request, entry);
     if (refusal !== undefined) return audit(refusal);
     const principalKey = principalOf(request.principalKey);
+    // A follow-up on someone else's (or no one's) task reads exactly like the remote's own
+    // TaskNotFound answer to a send, and nothing is sent.
+    if (request.taskId !== undefined && !(await this.#owns(principalKey, entry, request.taskId))) {
+      return audit(errorResult('task_not_found', {}));
+    }
 
     let endpoint: Endpoint | undefined;
     try {
@@ -252,20 +269,42 @@ export class OutboundCaller {
         ...(request.taskId !== undefined && { taskId: request.taskId }),
         ...(request.contextId !== undefined && { contextId: request.contextId }),
       };
-      // Non-blocking: the task id is known before any long wait, so max_wait_s and the
-      // cancel on timeout always apply, whatever the remote's own blocking limits.
-      const sent = await this.#rpc(
-        endpoint,
-        {
-          method: 'send',
-          params: {
-            message,
-            configuration: { returnImmediately: true },
-            ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }),
-          },
-        },
-        (result) => endpoint!.dialect.decodeSendResult(result),
-      );
+      // A first message goes non-blocking: the task id is known before any long wait, so
+      // max_wait_s and the cancel on timeout always apply, whatever the remote's own blocking
+      // limits. A follow-up already knows its task, and goes blocking: a remote that answers a
+      // non-blocking send with the task as it stood (still input-required, the pattern of the
+      // a2a-js SDK) would otherwise read as asking again. Its wait is cut at max_wait_s, and a
+      // timeout cancels the task as the poll loop would.
+      const followUp = request.taskId !== undefined;
+      const sendParams = {
+        message,
+        configuration: { returnImmediately: !followUp },
+        ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }),
+      };
+      const decode = (result: unknown) => endpoint!.dialect.decodeSendResult(result);
+      let sent: SendResult;
+      if (!followUp) {
+        sent = await this.#rpc(endpoint, { method: 'send', params: sendParams }, decode);
+      } else {
+        const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
+        try {
+          sent = await this.#rpc(withTotalTimeout(endpoint, remaining), { method: 'send', params: sendParams }, decode);
+        } catch (error) {
+          const failure = this.#asFailure(error);
+          if (failure.errorType !== 'request_timeout') throw failure;
+          const pending: Task = {
+            id: request.taskId!,
+            contextId: request.contextId ?? '',
+            status: { state: 'unknown', timestamp: new Date(this.#now()).toISOString() },
+            artifacts: [],
+            history: [],
+          };
+          const state = await this.#cancelQuietly(endpoint, pending);
+          throw new CallFailure('request_timeout', {
+            detail: `the remote did not answer within max_wait_s (${entry.maxWaitMs / 1000} s); Airlock asked the remote to cancel the task`,
+          }).about({ id: pending.id, contextId: pending.contextId, state });
+        }
+      }
       if (sent.kind === 'message') return await this.#finish('a2a.client.send', entry, principalKey, sent, inputChars);
       // max_wait_s counts from the start of the call, card resolution and send included.
       const task = await this.#pollUntilSettled(endpoint, sent.task, started);
@@ -302,7 +341,18 @@ export class OutboundCaller {
         errorResult('invalid_params', { message: 'taskId must be 1..128 characters of A-Z a-z 0-9 . _ : -' }),
       );
     }
+    if (request.principalKey !== undefined && !isPrincipalKey(request.principalKey)) {
+      return audit(
+        errorResult('invalid_params', { message: 'principalKey must be 1..512 printable ASCII characters' }),
+      );
+    }
     const principalKey = principalOf(request.principalKey);
+    if (!(await this.#owns(principalKey, entry, taskId))) {
+      // Exactly what a remote TaskNotFound gives, without contacting the remote.
+      const unknown = new CallFailure('task_not_found');
+      unknown.taskId = taskId;
+      return audit(this.#failureResult(unknown, shapeOptions(entry)));
+    }
     let endpoint: Endpoint | undefined;
     try {
       endpoint = await this.#endpoint(entry);
@@ -313,6 +363,10 @@ export class OutboundCaller {
       failure.taskId ??= taskId;
       return audit(this.#failureResult(failure, endpoint?.shape ?? shapeOptions(entry)));
     }
+  }
+
+  #owns(principalKey: string, entry: RegistryEntry, taskId: string): Promise<boolean> {
+    return ownsRemoteTask(this.#ledger, principalKey, entry.name, taskId, this.#log);
   }
 
   // --- the exchange ----------------------------------------------------------------------
@@ -356,18 +410,7 @@ export class OutboundCaller {
 
   /** CancelTask, best effort: the state the remote reports, or the last one known. */
   async #cancelQuietly(endpoint: Endpoint, task: Task): Promise<TaskState> {
-    const { timeouts } = endpoint.entry;
-    const short: Endpoint = {
-      ...endpoint,
-      entry: {
-        ...endpoint.entry,
-        timeouts: {
-          connectMs: Math.min(timeouts.connectMs, CANCEL_TIMEOUT_MS),
-          readMs: Math.min(timeouts.readMs, CANCEL_TIMEOUT_MS),
-          totalMs: Math.min(timeouts.totalMs, CANCEL_TIMEOUT_MS),
-        },
-      },
-    };
+    const short = withTotalTimeout(endpoint, CANCEL_TIMEOUT_MS);
     try {
       const canceled = await this.#rpc(
         short,
@@ -550,6 +593,22 @@ export class OutboundCaller {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The endpoint with every request timeout cut to at most `ms`. */
+function withTotalTimeout(endpoint: Endpoint, ms: number): Endpoint {
+  const { timeouts } = endpoint.entry;
+  return {
+    ...endpoint,
+    entry: {
+      ...endpoint.entry,
+      timeouts: {
+        connectMs: Math.min(timeouts.connectMs, ms),
+        readMs: Math.min(timeouts.readMs, ms),
+        totalMs: Math.min(timeouts.totalMs, ms),
+      },
+    },
+  };
+}
+
 /** Terminal, or waiting for the caller: either way the poll loop stops. */
 function isSettled(state: TaskState): boolean {
   return isTerminalState(state) || isInterruptedState(state);
@@ -567,10 +626,7 @@ function checkSend(request: SendRequest, entry: RegistryEntry): CallResult | und
       return errorResult('invalid_params', { message: `${key} must be 1..128 characters of A-Z a-z 0-9 . _ : -` });
     }
   }
-  if (
-    request.principalKey !== undefined &&
-    (typeof request.principalKey !== 'string' || !PRINCIPAL_KEY.test(request.principalKey))
-  ) {
+  if (request.principalKey !== undefined && !isPrincipalKey(request.principalKey)) {
     return errorResult('invalid_params', { message: 'principalKey must be 1..512 printable ASCII characters' });
   }
   if (entry.effect === 'acting' && request.confirm !== true) {
@@ -579,6 +635,10 @@ function checkSend(request: SendRequest, entry: RegistryEntry): CallResult | und
     });
   }
   return undefined;
+}
+
+function isPrincipalKey(key: unknown): boolean {
+  return typeof key === 'string' && PRINCIPAL_KEY.test(key);
 }
 
 function principalOf(key: string | undefined): string {
@@ -600,10 +660,16 @@ function headerOf(response: GuardedResponse, name: string): string | undefined {
 }
 
 /**
- * A thrown transport or trust error as an error type. Only codes in the vocabulary pass;
- * `proxy_refused` reads as a network error (the audit has no code of its own for it).
+ * A thrown transport or trust error as an error type: its `code` when that is in the
+ * vocabulary (`proxy_refused` included), else `fallback`.
+ *
+ * @example
+ * ```ts
+ * errorTypeOf(new OutboundError('address_blocked', '…'), 'network_error'); // 'address_blocked'
+ * errorTypeOf(new TypeError('x'), 'card_invalid');                        // 'card_invalid'
+ * ```
  */
-function errorTypeOf(error: unknown, fallback: CallErrorType): CallErrorType {
+export function errorTypeOf(error: unknown, fallback: CallErrorType): CallErrorType {
   const code = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && CLIENT_REASONS.has(code)) return code as CallErrorType;
   if (code === 'proxy_refused') return 'network_error';

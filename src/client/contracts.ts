@@ -10,7 +10,8 @@
  * const cards: CardResolver = { resolve: async (entry) => trust.resolve(entry) };
  * ```
  */
-import type { AgentCard } from '../protocol/model.js';
+import type { GuardedClient as NetGuardedClient, OutboundErrorCode } from '../net/index.js';
+import type { TrustedCard } from '../trust/index.js';
 import type { RegistryEntry } from './registry.js';
 
 /**
@@ -21,54 +22,11 @@ import type { RegistryEntry } from './registry.js';
  * const options: GuardedRequestOptions = { method: 'POST', url, body, maxResponseBytes: 1 << 20, timeouts };
  * ```
  */
-export interface GuardedRequestOptions {
-  method: 'GET' | 'POST';
-  url: string;
-  headers?: Record<string, string>;
-  body?: string;
-  /** The body is read up to this many bytes; more is `response_too_large`. */
-  maxResponseBytes: number;
-  timeouts: { connectMs: number; readMs: number; totalMs: number };
-  /** The entry may reach the hosts in AIRLOCK_PRIVATE_ALLOW. */
-  privateNetwork?: boolean;
-  signal?: AbortSignal;
-}
+export type { GuardedRequestOptions, GuardedResponse } from '../net/index.js';
 
-/**
- * A complete response; header names in lower case.
- *
- * @example
- * ```ts
- * const text = response.body.toString('utf8');
- * ```
- */
-export interface GuardedResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+/** What calls need of the transport: requests only, so a test can pass a plain object. */
+export type GuardedClient = Pick<NetGuardedClient, 'request'>;
 
-/**
- * The guarded HTTP client. Failures throw an Error whose `code` is one of
- * {@link TRANSPORT_ERROR_CODES}.
- *
- * @example
- * ```ts
- * const response = await transport.request({ method: 'POST', url, body, maxResponseBytes, timeouts });
- * ```
- */
-export interface GuardedClient {
-  request(options: GuardedRequestOptions): Promise<GuardedResponse>;
-}
-
-/**
- * The `code` values the guarded transport throws with.
- *
- * @example
- * ```ts
- * TRANSPORT_ERROR_CODES.includes((error as { code?: string }).code as never);
- * ```
- */
 export const TRANSPORT_ERROR_CODES = [
   'insecure_url',
   'url_has_credentials',
@@ -79,7 +37,7 @@ export const TRANSPORT_ERROR_CODES = [
   'network_error',
   'invalid_response',
   'proxy_refused',
-] as const;
+] as const satisfies readonly OutboundErrorCode[];
 
 /**
  * One of {@link TRANSPORT_ERROR_CODES}.
@@ -92,31 +50,16 @@ export const TRANSPORT_ERROR_CODES = [
 export type TransportErrorCode = (typeof TRANSPORT_ERROR_CODES)[number];
 
 /**
- * A card the trust layer accepted, and the endpoint to use: JSON-RPC, on an allowed origin,
- * the registry's `rpc_url` when the operator named one.
+ * A card the trust layer accepted, and the endpoint to use: the card's own JSON-RPC interface,
+ * on the card URL's origin or (when the operator set one) the registry's `rpc_url` origin.
  *
  * @example
  * ```ts
  * const { endpoint } = await cards.resolve(entry); // { url: 'https://…/rpc', version: '1.0' }
  * ```
  */
-export interface TrustedCard {
-  card: AgentCard;
-  digest: string;
-  /** `tenant`: the chosen v1.0 interface's, copied into every request (§8.3.2). */
-  endpoint: { url: string; version: '1.0' | '0.3'; tenant?: string };
-  fetchedAt: number;
-}
+export type { TrustedCard } from '../trust/index.js';
 
-/**
- * Resolves an entry's card (fetch, verify, pin). Failures throw an Error whose `code` is
- * `card_invalid`, `card_pin_mismatch` or `card_signature_invalid` (or a transport code).
- *
- * @example
- * ```ts
- * const trusted = await cards.resolve(registry.get('travel'));
- * ```
- */
 export interface CardResolver {
   resolve(entry: RegistryEntry): Promise<TrustedCard>;
 }

@@ -2,24 +2,23 @@
  * The outbound client: call registered remote A2A agents by name. Three operations, the same
  * ones the CLI and the MCP tools expose: `send`, `getTask` and `listAgents`.
  *
+ * `createOutboundClient` wires the real collaborators (registry file, guarded transport, card
+ * trust with the pin file, audit file, ledger); `createClient` takes them as given (tests,
+ * custom transports).
+ *
  * @example
  * ```ts
- * import { createClient, loadRegistryFile } from './client/index.js';
+ * import { createOutboundClient } from './client/index.js';
  *
- * const client = createClient({ registry: loadRegistryFile(path, process.env), transport, cards });
- * client.listAgents();                                     // [{ name: 'travel', description: '…', effect: 'acting', skills: [] }]
- * const result = await client.send({ agent: 'travel', message: 'Trains to Lyon?', confirm: true });
+ * const airlock = createOutboundClient({ registryPath: 'registry.yaml', env: process.env });
+ * airlock.listAgents();                                     // [{ name: 'travel', description: '…', effect: 'acting', skills: [] }]
+ * const result = await airlock.send({ agent: 'travel', message: 'Trains to Lyon?', confirm: true });
+ * await airlock.close();
  * ```
  */
-import type { AuditHook, OutboundLedger } from './bookkeeping.js';
-import { OutboundCaller, type GetTaskRequest, type SendRequest } from './call.js';
-import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
-import type { Registry, RegistryEntry } from './registry.js';
-import type { CallResult } from './result.js';
-
 export {
   BearerSecret,
-  EgressProxy,
+  RegistryEgressProxy,
   REGISTRY_NAME_PATTERN,
   Registry,
   RegistryError,
@@ -29,7 +28,7 @@ export {
   registryPath,
 } from './registry.js';
 export type { EntryTimeouts, NetworkSettings, RegistryEntry } from './registry.js';
-export { DEFAULT_PRINCIPAL_KEY, MAX_MESSAGE_CHARS, OutboundCaller } from './call.js';
+export { DEFAULT_PRINCIPAL_KEY, MAX_MESSAGE_CHARS, OutboundCaller, errorTypeOf } from './call.js';
 export type { GetTaskRequest, OutboundCallerOptions, SendRequest } from './call.js';
 export {
   CALL_ERROR_TYPES,
@@ -59,90 +58,26 @@ export {
   ledgerFromTaskStore,
   mirrorId,
   mirrorTask,
+  ownsRemoteTask,
   recordMirror,
 } from './bookkeeping.js';
 export type { AuditHook, ClientAuditFields, MirrorInput, OutboundLedger } from './bookkeeping.js';
 export { TRANSPORT_ERROR_CODES } from './contracts.js';
-export type {
-  CardResolver,
-  ClientLog,
-  GuardedClient,
-  GuardedRequestOptions,
-  GuardedResponse,
-  TransportErrorCode,
-  TrustedCard,
-} from './contracts.js';
+// The transport and card types come from src/net and src/trust (exported from the package root).
+export type { CardResolver, ClientLog, TransportErrorCode } from './contracts.js';
 
-/**
- * One registry entry as a caller may see it: the operator's words only. Nothing from the
- * remote's card (its name, description or skill text) is listed, so a card cannot talk to the
- * model through the tool list.
- *
- * @example
- * ```ts
- * const agent: AgentListing = { name: 'travel', description: 'Books trains.', effect: 'acting', skills: [] };
- * ```
- */
-export interface AgentListing {
-  name: string;
-  description: string;
-  effect: RegistryEntry['effect'];
-  skills: string[];
-}
-
-/**
- * What {@link createClient} needs. `now` and `sleep` are for tests.
- *
- * @example
- * ```ts
- * const options: ClientOptions = { registry, transport, cards, audit: (event) => sink.write(event) };
- * ```
- */
-export interface ClientOptions {
-  registry: Registry;
-  transport: GuardedClient;
-  cards: CardResolver;
-  audit?: AuditHook;
-  ledger?: OutboundLedger;
-  log?: ClientLog;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-}
-
-/**
- * The outbound client's operations.
- *
- * @example
- * ```ts
- * const { send, getTask, listAgents } = createClient(options);
- * ```
- */
-export interface OutboundClient {
-  send(request: SendRequest): Promise<CallResult>;
-  getTask(request: GetTaskRequest): Promise<CallResult>;
-  listAgents(): AgentListing[];
-}
-
-/**
- * Builds the outbound client.
- *
- * @example
- * ```ts
- * const client = createClient({ registry, transport, cards, ledger: new MemoryOutboundLedger() });
- * const result = await client.getTask({ agent: 'travel', taskId: 't-1' });
- * ```
- */
-export function createClient(options: ClientOptions): OutboundClient {
-  const caller = new OutboundCaller(options);
-  return {
-    send: (request) => caller.send(request),
-    getTask: (request) => caller.getTask(request),
-    listAgents: () =>
-      options.registry.entries().map((entry) => ({
-        name: entry.name,
-        description: entry.description,
-        effect: entry.effect,
-        skills: [...entry.skills],
-      })),
-  };
-}
+export { createClient } from './create.js';
+export type { AgentListing, ClientOptions, OutboundClient } from './create.js';
+export {
+  DEFAULT_PINS_PATH,
+  LEDGER_FILE_NAME,
+  cardResolverFrom,
+  cardTrustEntry,
+  createOutboundClient,
+  ledgerPathFor,
+  loadRegistry,
+  pinsPathFrom,
+} from './wiring.js';
+export type { OutboundLog, OutboundRuntime, OutboundSetup } from './wiring.js';
+export { FileOutboundLedger, parseLedgerFile } from './file-ledger.js';
+export type { FileOutboundLedgerOptions, LedgerRow } from './file-ledger.js';

@@ -149,6 +149,12 @@ describe('registry: every refusal names the entry and key', () => {
       /"travel": auth\.bearer_env: .*printable ASCII/,
     ],
     [
+      'a secret too short to be redacted from replies',
+      oneEntry('auth: { bearer_env: AIRLOCK_SECRET_TRAVEL }'),
+      { AIRLOCK_SECRET_TRAVEL: 'short' },
+      /"travel": auth\.bearer_env: environment variable AIRLOCK_SECRET_TRAVEL must hold at least 8 characters/,
+    ],
+    [
       'a bearer_env outside AIRLOCK_SECRET_',
       oneEntry('auth: { bearer_env: AWS_SECRET_ACCESS_KEY }'),
       { AWS_SECRET_ACCESS_KEY: 'x' },
@@ -314,6 +320,7 @@ describe('registry: AIRLOCK_EGRESS_PROXY', () => {
       'http://user:hunter2pass@proxy.internal:3128/path',
       'http://us/er:hun@ter2pass@proxy.internal:3128/x',
       'user:hunter2pass@proxy.internal:3128',
+      'bob:hunter2pass@proxy.internal',
     ]) {
       const error = refusal(oneEntry(), { AIRLOCK_EGRESS_PROXY: value });
       assert.match(error.message, /AIRLOCK_EGRESS_PROXY/);
@@ -329,7 +336,7 @@ describe('registry: AIRLOCK_EGRESS_PROXY', () => {
     );
     assert.match(
       refusal(oneEntry(), { AIRLOCK_EGRESS_PROXY: 'http://p:3128/?a=1' }).message,
-      /http:\/\/host:port only/,
+      /must be http:\/\/host:port with no path, query or fragment/,
     );
     assert.match(refusal(oneEntry(), { AIRLOCK_EGRESS_PROXY: 'not a url' }).message, /is not a URL/);
   });

@@ -23,6 +23,9 @@
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import ipaddr from 'ipaddr.js';
+import { MIN_SECRET_LENGTH } from '../content/redact.js';
+import { classifyAddress, isAllowed, isLoopbackHost } from '../net/address.js';
+import { parseEgressProxy, parseEnvSettings, type EgressProxy as ParsedProxy } from '../net/settings.js';
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
@@ -124,29 +127,27 @@ export class BearerSecret {
 }
 
 /**
- * The operator's egress proxy (`AIRLOCK_EGRESS_PROXY`, `http://host:port`). Proxy credentials,
- * when the URL carries them, stay in a private field; `url` and every printed form omit them.
+ * The operator's egress proxy (`AIRLOCK_EGRESS_PROXY`, `http://host:port`), as the guarded
+ * transport parses it (`src/net`). Proxy credentials, when the URL carries them, stay in a
+ * private field; `url` and every printed form omit them.
  *
  * @example
  * ```ts
  * registry.network.egressProxy?.url; // 'http://proxy.internal:3128'
  * ```
  */
-export class EgressProxy {
+export class RegistryEgressProxy {
   /** `http://host:port`, without credentials. */
   readonly url: string;
   readonly host: string;
   readonly port: number;
   readonly #authorization: string | undefined;
 
-  constructor(url: URL) {
-    this.host = url.hostname;
-    this.port = url.port === '' ? 80 : Number(url.port);
-    this.url = `http://${url.host}`;
-    this.#authorization =
-      url.username === '' && url.password === ''
-        ? undefined
-        : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  constructor(parsed: ParsedProxy) {
+    this.host = parsed.host;
+    this.port = parsed.port;
+    this.url = parsed.display.replace('//***@', '//');
+    this.#authorization = parsed.authorization;
   }
 
   /** The `Proxy-Authorization` value for CONNECT, when the URL named credentials. */
@@ -163,12 +164,13 @@ export class EgressProxy {
   }
 
   [inspect.custom](): string {
-    return `EgressProxy(${this.url})`;
+    return `RegistryEgressProxy(${this.url})`;
   }
 }
 
 /**
- * Network settings shared by every entry, from the environment.
+ * Network settings shared by every entry, from the environment, read by `src/net`'s
+ * `parseEnvSettings` (the same reading the guarded transport gets).
  *
  * @example
  * ```ts
@@ -176,10 +178,10 @@ export class EgressProxy {
  * ```
  */
 export interface NetworkSettings {
-  /** `AIRLOCK_PRIVATE_ALLOW`: hosts, IPs and CIDRs a `private_network` entry may reach. */
+  /** `AIRLOCK_PRIVATE_ALLOW`: hosts, IPs and CIDRs a `private_network` entry may reach (as written). */
   readonly privateAllow: readonly string[];
   /** `AIRLOCK_EGRESS_PROXY`, parsed. */
-  readonly egressProxy?: EgressProxy;
+  readonly egressProxy?: RegistryEgressProxy;
 }
 
 /**
@@ -209,7 +211,10 @@ export interface RegistryEntry {
   readonly name: string;
   /** Normalised (`URL.href`). https, or http to a loopback host. */
   readonly cardUrl: string;
-  /** Set only when the operator names the RPC endpoint; otherwise it comes from the trusted card. */
+  /**
+   * A second origin the card's JSON-RPC interface may be on (besides the card URL's). The
+   * endpoint called is always the card's interface; only its origin is checked against this.
+   */
   readonly rpcUrl?: string;
   /** The operator's description; remote card text never replaces it. */
   readonly description: string;
@@ -466,6 +471,14 @@ function resolveSecret(name: string, label: string, env: NodeJS.ProcessEnv): Bea
       `environment variable ${name} must hold printable ASCII without spaces or line breaks`,
     );
   }
+  // Replies are scrubbed of the token; the scrubber skips values this short (too many false hits).
+  if (value.length < MIN_SECRET_LENGTH) {
+    throw new RegistryError(
+      label,
+      'auth.bearer_env',
+      `environment variable ${name} must hold at least ${MIN_SECRET_LENGTH} characters, so that an echo of it can be redacted`,
+    );
+  }
   return new BearerSecret(name, value);
 }
 
@@ -498,6 +511,7 @@ function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
+/** The literal address a hostname spells, for messages (an IPv4-mapped address shown as IPv4). */
 function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const host = bareHost(hostname);
   // URL has already normalised IPv4 forms (127.1, 0x7f.1, 2130706433) to dotted quads.
@@ -505,18 +519,10 @@ function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined
   return ipaddr.process(host);
 }
 
-function isLoopbackHost(hostname: string): boolean {
-  if (hostname === 'localhost') return true;
-  return literalAddress(hostname)?.range() === 'loopback';
-}
-
-/** Ranges never reachable, whatever the entry says: link-local holds cloud metadata services. */
-const ALWAYS_BLOCKED = new Set(['linkLocal', 'unspecified', 'broadcast', 'multicast']);
-
 /**
- * Startup check of literal addresses. Host names are checked by the transport at connect
- * time, against what they resolve to then; a literal can be judged now, so a mistake is
- * reported before the first call rather than at it.
+ * Startup check of literal addresses, with the transport's own address policy (`src/net`):
+ * host names are checked by the transport at connect time, against what they resolve to then;
+ * a literal can be judged now, so a mistake is reported before the first call rather than at it.
  */
 function checkHosts(
   urls: readonly (URL | undefined)[],
@@ -536,77 +542,83 @@ function checkHosts(
     const key = index === 0 ? 'card_url' : 'rpc_url';
     const address = literalAddress(url.hostname);
     if (address === undefined) return;
-    const range = address.range();
-    if (range === 'unicast' || range === 'loopback') return;
     const shown = address.toString();
-    if (ALWAYS_BLOCKED.has(range)) {
-      throw new RegistryError(label, key, `host ${shown} is in a blocked range (${range})`);
-    }
-    if (!privateNetwork) {
-      throw new RegistryError(
-        label,
-        key,
-        `host ${shown} is a private address; set private_network: true and list it in AIRLOCK_PRIVATE_ALLOW`,
-      );
-    }
-    if (!allowListed(address, network.privateAllow)) {
-      throw new RegistryError(label, key, `host ${shown} is not in AIRLOCK_PRIVATE_ALLOW`);
+    const kind = classifyAddress(bareHost(url.hostname));
+    switch (kind) {
+      case 'loopback':
+        return;
+      case 'public':
+        if (privateNetwork && network.egressProxy !== undefined) {
+          throw new RegistryError(
+            label,
+            key,
+            `host ${shown} is a public address; a private_network entry reaches only private addresses while AIRLOCK_EGRESS_PROXY is set`,
+          );
+        }
+        return;
+      case 'private':
+        if (!privateNetwork) {
+          throw new RegistryError(
+            label,
+            key,
+            `host ${shown} is a private address; set private_network: true and list it in AIRLOCK_PRIVATE_ALLOW`,
+          );
+        }
+        if (!isAllowed(url.hostname, bareHost(url.hostname), network.privateAllow)) {
+          throw new RegistryError(label, key, `host ${shown} is not in AIRLOCK_PRIVATE_ALLOW`);
+        }
+        return;
+      default:
+        // metadata, link-local, reserved: never reachable, whatever the entry says.
+        throw new RegistryError(label, key, `host ${shown} is in a blocked range (${kind})`);
     }
   });
 }
 
-function allowListed(address: ipaddr.IPv4 | ipaddr.IPv6, allow: readonly string[]): boolean {
-  for (const item of allow) {
-    if (item.includes('/')) {
-      if (inCidr(address, ipaddr.parseCIDR(item))) return true;
-    } else if (ipaddr.isValid(item) && ipaddr.process(item).toString() === address.toString()) {
-      return true;
-    }
-  }
-  return false;
-}
+const NETWORK_VARIABLES = ['AIRLOCK_PRIVATE_ALLOW', 'AIRLOCK_EGRESS_PROXY'] as const;
 
-function inCidr(address: ipaddr.IPv4 | ipaddr.IPv6, [network, bits]: [ipaddr.IPv4 | ipaddr.IPv6, number]): boolean {
-  if (address instanceof ipaddr.IPv4 && network instanceof ipaddr.IPv4) return address.match(network, bits);
-  if (address instanceof ipaddr.IPv6 && network instanceof ipaddr.IPv6) return address.match(network, bits);
-  return false;
-}
-
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-
+/**
+ * AIRLOCK_PRIVATE_ALLOW and AIRLOCK_EGRESS_PROXY, read by the transport's own parser
+ * (`parseEnvSettings`), so the registry and the transport can never disagree about them.
+ * AIRLOCK_CA_FILE is left to the transport: checking the registry reads no other file.
+ */
 function readNetwork(env: NodeJS.ProcessEnv): NetworkSettings {
-  const privateAllow = parsePrivateAllow(env.AIRLOCK_PRIVATE_ALLOW);
-  const proxyText = env.AIRLOCK_EGRESS_PROXY;
-  const egressProxy = proxyText === undefined || proxyText.trim() === '' ? undefined : parseProxy(proxyText.trim());
+  const subset: NodeJS.ProcessEnv = {};
+  for (const name of NETWORK_VARIABLES) if (env[name] !== undefined) subset[name] = env[name];
+  let privateAllow: readonly string[];
+  let egressProxy: RegistryEgressProxy | undefined;
+  try {
+    const settings = parseEnvSettings(subset);
+    privateAllow = Object.freeze([...(settings.privateAllow ?? [])]);
+    egressProxy =
+      settings.egressProxy === undefined
+        ? undefined
+        : new RegistryEgressProxy(parseEgressProxy(settings.egressProxy, 'AIRLOCK_EGRESS_PROXY'));
+  } catch (error) {
+    throw networkError(error, subset);
+  }
   return Object.freeze({ privateAllow, ...(egressProxy !== undefined && { egressProxy }) });
 }
 
-function parsePrivateAllow(text: string | undefined): readonly string[] {
-  if (text === undefined) return Object.freeze([]);
-  // Comma-separated, as the guarded transport reads the same variable.
-  const items = text
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item.length > 0);
-  return Object.freeze(
-    items.map((item) => {
-      const lower = item.toLowerCase();
-      if (lower.includes('/')) {
-        if (ipaddr.isValidCIDR(lower)) return lower;
-      } else if (ipaddr.isValid(bareHost(lower))) {
-        return ipaddr.process(bareHost(lower)).toString();
-      } else if (HOSTNAME.test(lower)) {
-        return lower;
-      }
-      const shown = item.length > 100 ? `${item.slice(0, 100)}…` : item;
-      throw new RegistryError('', 'AIRLOCK_PRIVATE_ALLOW', `"${shown}" is not a host name, IP address or CIDR`);
-    }),
-  );
+/** The transport's one-line message as a RegistryError, keyed by the variable it names. */
+function networkError(error: unknown, env: NodeJS.ProcessEnv): RegistryError {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /^(AIRLOCK_[A-Z_]+): (.*)$/s.exec(message);
+  const variable = match?.[1] ?? '';
+  let problem = match?.[2] ?? message;
+  if (variable === 'AIRLOCK_EGRESS_PROXY') {
+    // The value is quoted again with every character up to the last `@` hidden, whatever
+    // shape it has: a scheme-less `user:password@host` must not be echoed either.
+    const why = /" ([^"]*)$/.exec(problem)?.[1] ?? 'is not a valid egress proxy; expected http://host:port';
+    const value = (env.AIRLOCK_EGRESS_PROXY ?? '').trim();
+    problem = `"${oneLine(maskCredentials(value)).slice(0, 200)}" ${why}`;
+  }
+  return new RegistryError('', variable, problem);
 }
 
 /**
- * Hides any `user:password@`: everything between the scheme and the last `@` is masked, since
- * a host never contains `@` and a password may contain `/` or `@`. Over-masking is harmless.
+ * Hides any `user:password@`: everything between the scheme (if any) and the last `@` is
+ * masked, since a host never contains `@` and a password may contain `/` or `@`.
  */
 function maskCredentials(text: string): string {
   const at = text.lastIndexOf('@');
@@ -614,21 +626,6 @@ function maskCredentials(text: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text);
   const start = scheme === null ? 0 : scheme[0].length;
   return `${text.slice(0, start)}***${text.slice(at)}`;
-}
-
-function parseProxy(text: string): EgressProxy {
-  const problem = (why: string) =>
-    new RegistryError('', 'AIRLOCK_EGRESS_PROXY', `"${oneLine(maskCredentials(text)).slice(0, 200)}" ${why}`);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw problem('is not a URL; expected http://host:port');
-  }
-  if (url.protocol !== 'http:') throw problem('must be http://host:port (TLS runs inside the CONNECT tunnel)');
-  if (url.hostname === '') throw problem('has no host');
-  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') throw problem('must be http://host:port only');
-  return new EgressProxy(url);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -101,5 +101,14 @@ describe('parseEgressProxy and maskCredentials', () => {
     assert.equal(maskCredentials('http://bob:hunter2@squid:3128'), 'http://***@squid:3128');
     assert.equal(maskCredentials('http://bob:hu/nter2@squid'), 'http://***@squid');
     assert.equal(maskCredentials('http://squid:3128'), 'http://squid:3128');
+    assert.equal(maskCredentials('bob:hunter2@squid:3128'), '***@squid:3128');
+    assert.equal(maskCredentials('squid:3128'), 'squid:3128');
+  });
+
+  test('a proxy value without a scheme never shows its password in the error', () => {
+    assert.throws(
+      () => parseEgressProxy('bob:hunter2@squid:3128'),
+      (error: unknown) => error instanceof Error && !error.message.includes('hunter2'),
+    );
   });
 });

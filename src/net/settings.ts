@@ -164,7 +164,8 @@ export function loadCaFile(path: string, label = 'CA file'): string {
 }
 
 /**
- * Replaces everything between the first `//` and the last `@` with `***`, for text about URLs
+ * Replaces everything between the first `//` and the last `@` with `***` (everything before the
+ * last `@` when there is no `//`), for text about URLs
  * that may carry credentials. Works on text that is not a valid URL too (a password containing
  * `/` or `#` makes the URL unparseable, and must still not be shown), at the price of hiding a
  * path that contains `@`.
@@ -175,7 +176,10 @@ export function loadCaFile(path: string, label = 'CA file'): string {
  * ```
  */
 export function maskCredentials(text: string): string {
-  return text.replace(/\/\/.*@/s, '//***@');
+  if (text.includes('//')) return text.replace(/\/\/.*@/s, '//***@');
+  // No scheme (`bob:pw@squid:3128`): everything up to the last `@` may be a password.
+  const at = text.lastIndexOf('@');
+  return at === -1 ? text : `***${text.slice(at)}`;
 }
 
 function printable(text: string): string {

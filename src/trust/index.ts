@@ -20,7 +20,7 @@ export {
   trustFieldsOf,
 } from './digest.js';
 export type { CardTrustFields, TrustedInterfaceFields } from './digest.js';
-export { chooseInterface, isLoopbackHost } from './interfaces.js';
+export { chooseInterface } from './interfaces.js';
 export type { ChosenEndpoint, InterfaceContext } from './interfaces.js';
 export { PinStore, parsePinFile } from './pins.js';
 export type { PinRecord, PinSource, PinStoreOptions } from './pins.js';

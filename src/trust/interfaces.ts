@@ -22,7 +22,7 @@
  * endpoint; // { url: 'https://a.example/rpc', version: '1.0' }
  * ```
  */
-import ipaddr from 'ipaddr.js';
+import { isLoopbackHost } from '../net/index.js';
 import type { AgentCard, AgentInterface } from '../protocol/model.js';
 import { CardTrustError, showUrl } from './errors.js';
 
@@ -137,27 +137,4 @@ function parseConfigUrl(value: string, what: string): URL {
   } catch {
     throw new TypeError(`The registry entry's ${what} is not an absolute URL`);
   }
-}
-
-/**
- * True for `localhost` and loopback IP literals, as the URL parser presents a hostname
- * (lower case, IPv4 normalised to dotted quad, IPv6 in brackets). An IPv4-mapped IPv6
- * address is judged by its IPv4 part. Names other than `localhost` are not resolved: what a
- * name resolves to is the transport's check, made when it connects.
- *
- * @example
- * ```ts
- * isLoopbackHost('127.0.0.2'); // true
- * isLoopbackHost('[::1]');     // true
- * isLoopbackHost('a.example'); // false
- * ```
- */
-export function isLoopbackHost(hostname: string): boolean {
-  if (hostname === 'localhost') return true;
-  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare).range() === 'loopback';
-  if (!ipaddr.IPv6.isValid(bare)) return false;
-  const v6 = ipaddr.IPv6.parse(bare);
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() === 'loopback';
-  return v6.range() === 'loopback';
 }

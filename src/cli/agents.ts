@@ -1,0 +1,214 @@
+/**
+ * `airlock agents`: every registry entry with the state of its card. All cards are resolved
+ * at once, each within 5 s, exactly as a send would resolve them (card trust with the pin
+ * file: a first resolution pins the digest, a changed card locks the entry). Shown: the
+ * operator's name and effect, ok or the error type, the trust digest's first 12 digits, the
+ * pin's source; `--json` adds the card URL, the endpoint Airlock would call and the reason.
+ * Nothing of the remote card's text is printed, beyond URLs.
+ *
+ * Exit codes: 0 every card is usable, 1 otherwise (or the registry cannot be loaded).
+ *
+ * @example
+ * ```sh
+ * airlock agents --registry registry.yaml
+ * # NAME    EFFECT     STATUS                    DIGEST        PIN
+ * # travel  acting     ok                        3a820d13cbd2  tofu
+ * # wiki    read_only  error card_pin_mismatch   -             tofu (drift)
+ * #   agent card of registry entry "wiki": the card's trust digest changed from …
+ * ```
+ */
+import {
+  ERROR_MESSAGES,
+  cardTrustEntry,
+  errorTypeOf,
+  type CallErrorType,
+  type OutboundRuntime,
+  type RegistryEntry,
+} from '../client/index.js';
+import type { PinSource } from '../trust/index.js';
+import { PROCESS_IO, errorLine, openOutbound, startProgress, type CommandIO } from './registry.js';
+
+/** Each card gets this long, fetch and pin check together. */
+export const AGENT_CHECK_TIMEOUT_MS = 5000;
+
+/**
+ * One line of `airlock agents --json`.
+ *
+ * @example
+ * ```ts
+ * const row: AgentStatus = { name: 'travel', effect: 'acting', status: 'ok', digest: '3a82…', ... };
+ * ```
+ */
+export interface AgentStatus {
+  name: string;
+  effect: RegistryEntry['effect'];
+  /** The operator's description from the registry. */
+  description: string;
+  card_url: string;
+  status: 'ok' | 'error';
+  error_type: CallErrorType | null;
+  /** Airlock's one-line reason (names URLs, never card text). */
+  reason: string | null;
+  /** The card's trust digest, when it was fetched and accepted. */
+  digest: string | null;
+  /** The stored pin, if any; `drift` is the digest last seen instead, while the entry is locked. */
+  pin: { source: PinSource; digest: string; drift: string | null } | null;
+  /** The endpoint a send would call. */
+  endpoint: { url: string; version: '1.0' | '0.3' } | null;
+}
+
+/**
+ * Options of `airlock agents`.
+ *
+ * @example
+ * ```ts
+ * const options: AgentsOptions = { json: true, registry: 'registry.yaml' };
+ * ```
+ */
+export interface AgentsOptions {
+  json: boolean;
+  registry?: string;
+}
+
+/**
+ * Runs `airlock agents`.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await agentsCommand({ json: false });
+ * ```
+ */
+export async function agentsCommand(options: AgentsOptions, io: CommandIO = PROCESS_IO): Promise<number> {
+  let runtime: OutboundRuntime;
+  try {
+    runtime = openOutbound(options.registry, io);
+  } catch (error) {
+    io.stderr(`airlock: ${errorLine(error)}\n`);
+    return 1;
+  }
+  const entries = runtime.registry.entries();
+  const progress = startProgress(io, `airlock: resolving ${entries.length} card(s)…`);
+  let done = 0;
+  let rows: AgentStatus[];
+  try {
+    rows = await Promise.all(
+      entries.map(async (entry) => {
+        const row = await checkEntry(runtime, entry);
+        done += 1;
+        progress.update(`airlock: resolving cards ${done}/${entries.length}`);
+        return row;
+      }),
+    );
+  } finally {
+    progress.stop();
+    await runtime.close();
+  }
+  if (options.json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+  else io.stdout(table(rows));
+  return rows.every((row) => row.status === 'ok') ? 0 : 1;
+}
+
+/**
+ * One entry's card, resolved as a send would (5 s cap), and its pin.
+ *
+ * @example
+ * ```ts
+ * const row = await checkEntry(runtime, runtime.registry.get('travel'));
+ * ```
+ */
+export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry): Promise<AgentStatus> {
+  const base = { name: entry.name, effect: entry.effect, description: entry.description, card_url: entry.cardUrl };
+  let status: Pick<AgentStatus, 'status' | 'error_type' | 'reason' | 'digest' | 'endpoint'>;
+  try {
+    const trusted = await withDeadline(
+      runtime.trust.resolve(cardTrustEntry(entry, { capMs: AGENT_CHECK_TIMEOUT_MS })),
+      AGENT_CHECK_TIMEOUT_MS,
+    );
+    status = {
+      status: 'ok',
+      error_type: null,
+      reason: null,
+      digest: trusted.digest,
+      endpoint: { url: trusted.endpoint.url, version: trusted.endpoint.version },
+    };
+  } catch (error) {
+    const errorType = errorTypeOf(error, 'card_invalid');
+    status = {
+      status: 'error',
+      error_type: errorType,
+      reason: reasonOf(error, errorType),
+      digest: null,
+      endpoint: null,
+    };
+  }
+  let pin: AgentStatus['pin'] = null;
+  try {
+    const record = await runtime.pins.get(entry.name);
+    if (record !== undefined) {
+      pin = { source: record.source, digest: record.digest, drift: record.drift?.digest ?? null };
+    }
+  } catch (error) {
+    // An unreadable pin file refuses every card anyway; say why once per row.
+    if (status.status === 'ok') {
+      status = { ...status, status: 'error', error_type: 'card_invalid', reason: errorLine(error) };
+    }
+  }
+  return { ...base, ...status, pin };
+}
+
+/**
+ * Airlock's own errors carry one-line messages written for the operator that quote URLs but
+ * never card text; anything else is described by its error type only.
+ */
+function reasonOf(error: unknown, errorType: CallErrorType): string {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'CardTrustError' || name === 'OutboundError' || name === 'TypeError' || name === 'DeadlineError') {
+    return errorLine(error);
+  }
+  return ERROR_MESSAGES[errorType];
+}
+
+class DeadlineError extends Error {
+  readonly code = 'request_timeout';
+  constructor(ms: number) {
+    super(`no answer within ${ms / 1000} s`);
+    this.name = 'DeadlineError';
+  }
+}
+
+/** The transport's own timeouts are the real cap; this one also covers the pin file. */
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(ms)), ms + 250);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function table(rows: readonly AgentStatus[]): string {
+  if (rows.length === 0) return 'the registry lists no agents\n';
+  const cells = rows.map((row) => [
+    row.name,
+    row.effect,
+    row.status === 'ok' ? 'ok' : `error ${row.error_type ?? ''}`.trim(),
+    row.digest === null ? '-' : row.digest.slice(0, 12),
+    row.pin === null ? '-' : `${row.pin.source}${row.pin.drift !== null ? ' (drift)' : ''}`,
+  ]);
+  const header = ['NAME', 'EFFECT', 'STATUS', 'DIGEST', 'PIN'];
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
+  const line = (cell: readonly string[]) =>
+    cell
+      .map((value, column) => (column === cell.length - 1 ? value : value.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  const out = [line(header)];
+  rows.forEach((row, index) => {
+    out.push(line(cells[index]!));
+    if (row.reason !== null) out.push(`  ${row.reason}`);
+  });
+  return `${out.join('\n')}\n`;
+}

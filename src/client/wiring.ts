@@ -1,0 +1,280 @@
+/**
+ * The outbound client with its real collaborators, built from deployment settings: the
+ * registry file, the guarded transport (`src/net`), card trust with the pin file
+ * (`src/trust`), an optional audit file and a ledger. What the CLI runs and what a program
+ * embedding Airlock's outbound side should use.
+ *
+ * - Registry: `registryPath`, else `AIRLOCK_REGISTRY`; none is an error.
+ * - Transport: `createGuardedClient(parseEnvSettings(env))`, so AIRLOCK_PRIVATE_ALLOW,
+ *   AIRLOCK_EGRESS_PROXY and AIRLOCK_CA_FILE are read by the transport's own parser. Every
+ *   request, card fetches included, carries the hop header.
+ * - Pins: `pinsPath`, else `AIRLOCK_PINS`, else `.airlock/pins.json` (relative to the working
+ *   directory).
+ * - Audit: `AIRLOCK_AUDIT_FILE` → a hash-chained JSONL file with the `a2a.client.*` rows.
+ * - Ledger: `ledger`, else a file ledger at `ledgerPath` when given, else in memory (tasks a
+ *   caller started can be followed up only within the same process).
+ *
+ * @example
+ * ```ts
+ * const airlock = createOutboundClient({ env: process.env });
+ * try {
+ *   const result = await airlock.send({ agent: 'travel', message: 'Trains to Lyon?', confirm: true });
+ * } finally {
+ *   await airlock.close();
+ * }
+ * ```
+ */
+import { dirname, join, resolve } from 'node:path';
+import { JsonlAuditSink } from '../audit/jsonl.js';
+import { createGuardedClient, parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
+import type { GuardedClientSettings } from '../net/settings.js';
+import { HOP_HEADER } from '../protocol/headers.js';
+import { CardTrust, DEFAULT_MAX_CARD_BYTES, PinStore, type CardFetcher, type CardTrustEntry } from '../trust/index.js';
+import { MemoryOutboundLedger, type AuditHook, type OutboundLedger } from './bookkeeping.js';
+import type { CardResolver, TrustedCard } from './contracts.js';
+import { FileOutboundLedger } from './file-ledger.js';
+import { createClient, type OutboundClient } from './create.js';
+import { RegistryError, loadRegistryFile, registryPath, type Registry, type RegistryEntry } from './registry.js';
+
+/**
+ * Where pins live when neither the option nor `AIRLOCK_PINS` says.
+ *
+ * @example
+ * ```ts
+ * DEFAULT_PINS_PATH; // '.airlock/pins.json'
+ * ```
+ */
+export const DEFAULT_PINS_PATH = '.airlock/pins.json';
+
+/**
+ * The name of the CLI's task ledger, next to the pin file.
+ *
+ * @example
+ * ```ts
+ * join(dirname(pinsPath), LEDGER_FILE_NAME); // '.airlock/outbound-tasks.json'
+ * ```
+ */
+export const LEDGER_FILE_NAME = 'outbound-tasks.json';
+
+/**
+ * One operator log line: a fixed event name and identifiers, URLs or digests; never content
+ * or secrets. Receives both the client's events (`a2a.client.*`) and card trust's
+ * (`card_pinned_tofu`, `card_pin_drift`, `card_pin_mismatch`).
+ *
+ * @example
+ * ```ts
+ * const log: OutboundLog = (event, fields) => logger.warn({ event, ...fields });
+ * ```
+ */
+export type OutboundLog = (event: string, fields: Readonly<Record<string, string | number | boolean>>) => void;
+
+/**
+ * Settings of {@link createOutboundClient}.
+ *
+ * @example
+ * ```ts
+ * const setup: OutboundSetup = { registryPath: 'registry.yaml', env: process.env, pinsPath: '/var/lib/airlock/pins.json' };
+ * ```
+ */
+export interface OutboundSetup {
+  /** The registry file (`--registry`); `AIRLOCK_REGISTRY` otherwise. */
+  registryPath?: string;
+  /** Where secrets and network settings come from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The pin file; `AIRLOCK_PINS` otherwise, else `.airlock/pins.json`. */
+  pinsPath?: string;
+  /** Keep mirrors (task ownership) in this file instead of memory. */
+  ledgerPath?: string;
+  /** A ledger of your own (e.g. `ledgerFromTaskStore`); wins over `ledgerPath`. */
+  ledger?: OutboundLedger;
+  log?: OutboundLog;
+  /** For tests: replaces DNS in the guarded transport. */
+  resolve?: GuardedClientSettings['resolve'];
+}
+
+/**
+ * The client and what it was built from. `close()` releases the transport's connections and
+ * closes the audit file.
+ *
+ * @example
+ * ```ts
+ * const { registry, trust, pins, cards } = createOutboundClient({ env: process.env });
+ * ```
+ */
+export interface OutboundRuntime extends OutboundClient {
+  registry: Registry;
+  transport: NetClient;
+  trust: CardTrust;
+  pins: PinStore;
+  cards: CardResolver;
+  ledger: OutboundLedger;
+  /** The pin file in use (absolute). */
+  pinsPath: string;
+  /** The audit file in use (absolute), when AIRLOCK_AUDIT_FILE is set. */
+  auditPath?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Which pin file: the option, else `AIRLOCK_PINS`, else `.airlock/pins.json`; absolute.
+ *
+ * @example
+ * ```ts
+ * pinsPathFrom(undefined, { AIRLOCK_PINS: '/var/lib/airlock/pins.json' }); // '/var/lib/airlock/pins.json'
+ * ```
+ */
+export function pinsPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = nonEmpty(option) ?? nonEmpty(env.AIRLOCK_PINS) ?? DEFAULT_PINS_PATH;
+  return resolve(chosen);
+}
+
+/**
+ * Loads the registry named by the option or `AIRLOCK_REGISTRY`.
+ *
+ * @example
+ * ```ts
+ * const registry = loadRegistry(options.registry, process.env);
+ * ```
+ * @throws RegistryError when neither names a file, or the file is invalid
+ */
+export function loadRegistry(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Registry {
+  const path = registryPath(option, env);
+  if (path === undefined) {
+    throw new RegistryError('', '', 'no registry: pass --registry FILE or set AIRLOCK_REGISTRY');
+  }
+  return loadRegistryFile(path, env);
+}
+
+/**
+ * A registry entry as card trust takes it: the entry's URLs, pin, refresh and network
+ * setting, the default card size cap, and the entry's timeouts, each cut to `capMs` when given
+ * (`airlock agents` gives every card 5 s).
+ *
+ * @example
+ * ```ts
+ * await trust.resolve(cardTrustEntry(registry.get('travel'), { capMs: 5000 }));
+ * ```
+ */
+export function cardTrustEntry(
+  entry: RegistryEntry,
+  options: { capMs?: number; maxCardBytes?: number } = {},
+): CardTrustEntry {
+  const cap = options.capMs ?? Number.POSITIVE_INFINITY;
+  return {
+    name: entry.name,
+    cardUrl: entry.cardUrl,
+    ...(entry.rpcUrl !== undefined && { rpcUrl: entry.rpcUrl }),
+    ...(entry.cardSha256 !== undefined && { cardSha256: entry.cardSha256 }),
+    cardRefreshS: entry.cardRefreshS,
+    maxCardBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
+    privateNetwork: entry.privateNetwork,
+    timeouts: {
+      connectMs: Math.min(entry.timeouts.connectMs, cap),
+      readMs: Math.min(entry.timeouts.readMs, cap),
+      totalMs: Math.min(entry.timeouts.totalMs, cap),
+    },
+  };
+}
+
+/**
+ * Card trust as the client's {@link CardResolver}.
+ *
+ * @example
+ * ```ts
+ * const cards = cardResolverFrom(new CardTrust({ client: transport, pins }));
+ * ```
+ */
+export function cardResolverFrom(
+  trust: Pick<CardTrust, 'resolve'>,
+  options: { capMs?: number; maxCardBytes?: number } = {},
+): CardResolver {
+  return {
+    resolve: async (entry): Promise<TrustedCard> => trust.resolve(cardTrustEntry(entry, options)),
+  };
+}
+
+/**
+ * Builds the outbound client from the registry, the environment and the local state files.
+ * Throws (one line, naming the file or variable) when the registry, a secret, a network
+ * variable, the CA file or the audit file is unusable: nothing is contacted before that.
+ *
+ * @example
+ * ```ts
+ * const airlock = createOutboundClient({ registryPath: 'registry.yaml', env: process.env });
+ * airlock.listAgents();
+ * await airlock.close();
+ * ```
+ */
+export function createOutboundClient(setup: OutboundSetup = {}): OutboundRuntime {
+  const env = setup.env ?? process.env;
+  const registry = loadRegistry(setup.registryPath, env);
+  const settings = parseEnvSettings(env);
+  if (setup.resolve !== undefined) settings.resolve = setup.resolve;
+  const log: OutboundLog = setup.log ?? (() => undefined);
+  const pinsPath = pinsPathFrom(setup.pinsPath, env);
+  const pins = new PinStore(pinsPath);
+  const auditFile = nonEmpty(env.AIRLOCK_AUDIT_FILE);
+  // Opened before the transport, so a bad audit file leaves nothing to close.
+  const sink = auditFile === undefined ? undefined : new JsonlAuditSink(auditFile);
+  let transport: NetClient;
+  try {
+    transport = createGuardedClient(settings);
+  } catch (error) {
+    sink?.close();
+    throw error;
+  }
+  const trust = new CardTrust({ client: withHopHeader(transport), pins, log });
+  const cards = cardResolverFrom(trust);
+  const ledger =
+    setup.ledger ??
+    (setup.ledgerPath !== undefined ? new FileOutboundLedger(resolve(setup.ledgerPath)) : new MemoryOutboundLedger());
+  const audit: AuditHook | undefined = sink === undefined ? undefined : (event) => sink.write(event);
+  const client = createClient({ registry, transport, cards, ledger, log, ...(audit !== undefined && { audit }) });
+  let closed = false;
+  return {
+    ...client,
+    registry,
+    transport,
+    trust,
+    pins,
+    cards,
+    ledger,
+    pinsPath,
+    ...(sink !== undefined && { auditPath: sink.path }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await transport.close();
+      } finally {
+        sink?.close();
+      }
+    },
+  };
+}
+
+/**
+ * The CLI's ledger file: next to the pin file, so one directory holds Airlock's local state.
+ *
+ * @example
+ * ```ts
+ * ledgerPathFor('/work/.airlock/pins.json'); // '/work/.airlock/outbound-tasks.json'
+ * ```
+ */
+export function ledgerPathFor(pinsPath: string): string {
+  return join(dirname(resolve(pinsPath)), LEDGER_FILE_NAME);
+}
+
+/**
+ * Card fetches carry the hop header too, like every request of the outbound client: another
+ * Airlock refuses them (loop protection) before any call is made.
+ */
+function withHopHeader(transport: NetClient): CardFetcher {
+  return {
+    request: (options) => transport.request({ ...options, headers: { ...options.headers, [HOP_HEADER]: '1' } }),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim().length > 0 ? value.trim() : undefined;
+}
