@@ -15,6 +15,8 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
 import ipaddr from 'ipaddr.js';
+import { isOutboundError } from '../net/errors.js';
+import { checkOutboundUrl } from '../net/url-policy.js';
 import {
   AuditSchema,
   ConfigSchema,
@@ -70,10 +72,25 @@ export interface AirlockConfig {
   clients: ClientEntry[];
 }
 
-export interface JwtSettings extends Omit<JwtConfig, 'jwksFile' | 'publicKeyFile'> {
-  /** A JSON Web Key Set (from `jwksFile`) or a PEM SPKI public key (from `publicKeyFile`). */
-  keys: { kind: 'jwks'; jwks: { keys: Record<string, unknown>[] } } | { kind: 'pem'; pem: string };
+/**
+ * Where JWT verification keys come from: a JSON Web Key Set (from `jwksFile`), a PEM SPKI public
+ * key (from `publicKeyFile`), or a JWKS fetched from `jwksUrl` at start and every
+ * `refreshSeconds` through the guarded outbound client.
+ */
+export type JwtKeys =
+  | { kind: 'jwks'; jwks: { keys: Record<string, unknown>[] } }
+  | { kind: 'pem'; pem: string }
+  | { kind: 'url'; url: string; refreshSeconds: number; privateNetwork: boolean };
+
+export interface JwtSettings extends Omit<
+  JwtConfig,
+  'jwksFile' | 'publicKeyFile' | 'jwksUrl' | 'jwksRefreshSeconds' | 'jwksPrivateNetwork'
+> {
+  keys: JwtKeys;
 }
+
+/** Default for `auth.jwt.jwksRefreshSeconds`. */
+export const DEFAULT_JWKS_REFRESH_SECONDS = 600;
 
 const validator = Compile(ConfigSchema);
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -175,9 +192,27 @@ function resolveScrubSecrets(entries: readonly ScrubSecretConfig[], env: NodeJS.
 }
 
 function loadJwt(config: JwtConfig): JwtSettings {
-  const { jwksFile, publicKeyFile, ...rest } = config;
-  if ((jwksFile === undefined) === (publicKeyFile === undefined)) {
-    throw new ConfigError('auth.jwt', 'set exactly one of jwksFile or publicKeyFile');
+  const { jwksFile, publicKeyFile, jwksUrl, jwksRefreshSeconds, jwksPrivateNetwork, ...rest } = config;
+  const sources = [jwksFile, publicKeyFile, jwksUrl].filter((source) => source !== undefined).length;
+  if (sources !== 1) {
+    throw new ConfigError('auth.jwt', 'set exactly one of jwksFile or publicKeyFile or jwksUrl');
+  }
+  if (jwksUrl === undefined) {
+    if (jwksRefreshSeconds !== undefined)
+      throw new ConfigError('auth.jwt.jwksRefreshSeconds', 'applies only with jwksUrl');
+    if (jwksPrivateNetwork !== undefined)
+      throw new ConfigError('auth.jwt.jwksPrivateNetwork', 'applies only with jwksUrl');
+  } else {
+    checkJwksUrl(jwksUrl);
+    return {
+      ...rest,
+      keys: {
+        kind: 'url',
+        url: jwksUrl,
+        refreshSeconds: jwksRefreshSeconds ?? DEFAULT_JWKS_REFRESH_SECONDS,
+        privateNetwork: jwksPrivateNetwork ?? false,
+      },
+    };
   }
   if (jwksFile !== undefined) {
     const key = 'auth.jwt.jwksFile';
@@ -200,6 +235,23 @@ function loadJwt(config: JwtConfig): JwtSettings {
     throw new ConfigError(key, `${publicKeyFile as string} is not a PEM public key (BEGIN PUBLIC KEY)`);
   }
   return { ...rest, keys: { kind: 'pem', pem } };
+}
+
+/**
+ * The JWKS URL must be https, or plain http to a loopback host written as such, with no
+ * credentials: the same URL policy the guarded client applies, checked here so that a bad URL
+ * fails at load. Whether the address is reachable (private network, allowlist) is the client's
+ * decision at fetch time. Messages name the origin at most, never the path or query.
+ */
+function checkJwksUrl(url: string): void {
+  try {
+    checkOutboundUrl(url, { privateNetwork: true, privateAllow: [], proxyConfigured: false });
+  } catch (error) {
+    if (isOutboundError(error, 'insecure_url', 'url_has_credentials')) {
+      throw new ConfigError('auth.jwt.jwksUrl', error.message);
+    }
+    // address_blocked and the like depend on AIRLOCK_PRIVATE_ALLOW: judged when fetching.
+  }
 }
 
 function readSmallFile(path: string, key: string): string {

@@ -176,8 +176,9 @@ const Limits = Type.Object(
 );
 
 /**
- * JWT bearer tokens from an identity provider. Keys come from a local JWKS file or a PEM
- * public key file (a JWKS URL needs the guarded outbound client and comes with it).
+ * JWT bearer tokens from an identity provider. Keys come from exactly one of a local JWKS file,
+ * a PEM public key file, or a JWKS URL fetched through the guarded outbound client (and
+ * refreshed in the background).
  */
 const Jwt = Type.Object(
   {
@@ -200,6 +201,12 @@ const Jwt = Type.Object(
     ),
     jwksFile: Type.Optional(Type.String({ minLength: 1 })),
     publicKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    /** https (or plain http to loopback) URL of the issuer's JWKS, fetched through the guarded client. */
+    jwksUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    /** How often the JWKS URL is fetched again; only with jwksUrl (600 when unset). */
+    jwksRefreshSeconds: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400 })),
+    /** The JWKS host is on a private network (it must also be in AIRLOCK_PRIVATE_ALLOW); only with jwksUrl. */
+    jwksPrivateNetwork: Type.Optional(Type.Boolean()),
     /**
      * The claim that lists the agents a token may call: a space-separated string or an array.
      * An entry grants agent `<slug>` when it equals `agentsPrefix + slug`.

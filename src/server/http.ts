@@ -104,7 +104,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   });
   const trustedProxies = parseTrustedProxies(config.server.trustedProxies);
   const { allowNonLoopback, publicCard, rest } = config.server;
-  const auth = Authenticator.fromConfig(config);
+  const auth = Authenticator.fromConfig(config, { logger });
   const rates = new RateLimiter({ limit: config.limits.requestsPerMinute });
   const authFailures = new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
   const cards = new CardCache(config);
@@ -511,6 +511,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     close: async () => {
       await service.close();
       await store.close();
+      await auth.close();
       audit.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -13,15 +13,24 @@
 import type { AirlockConfig, ClientEntry, JwtSettings } from '../../config/load.js';
 import type { SecurityScheme } from '../../protocol/model.js';
 import { API_KEY_HEADER, bearerToken, ClientAuthenticator, type Credentials } from './clients.js';
-import { JwtAuthenticator, looksLikeJwt } from './jwt.js';
+import { JwtAuthenticator, looksLikeJwt, type JwtAuthenticatorOptions } from './jwt.js';
 import type { AuthOutcome } from './principal.js';
 
 export { escapePrincipalPart, makePrincipal, principalKey } from './principal.js';
 export type { AuthOutcome, Principal, PrincipalKind } from './principal.js';
 export { API_KEY_HEADER, bearerToken, ClientAuthenticator } from './clients.js';
 export type { ClientAuthenticatorOptions, Credentials } from './clients.js';
-export { JwtAuthenticator, JwtConfigError, looksLikeJwt, MAX_ACTOR_DEPTH, MAX_ID_LENGTH } from './jwt.js';
-export type { JwtFailure, JwtVerification } from './jwt.js';
+export {
+  guardedJwksFetcher,
+  JWKS_ON_DEMAND_INTERVAL_MS,
+  JwtAuthenticator,
+  JwtConfigError,
+  looksLikeJwt,
+  MAX_ACTOR_DEPTH,
+  MAX_ID_LENGTH,
+  MAX_JWKS_BYTES,
+} from './jwt.js';
+export type { JwksFetcher, JwtAuthenticatorOptions, JwtFailure, JwtVerification } from './jwt.js';
 
 export interface AuthenticatorOptions {
   clients: readonly ClientEntry[];
@@ -29,6 +38,8 @@ export interface AuthenticatorOptions {
   apiKeyHeader?: boolean;
   /** Verify JWT bearer tokens too; absent → only client tokens. */
   jwt?: JwtSettings | undefined;
+  /** For a JWKS URL: the fetcher or guarded client, logger and clock (defaults: see JwtAuthenticator). */
+  jwtOptions?: JwtAuthenticatorOptions;
 }
 
 /**
@@ -48,12 +59,14 @@ export class Authenticator {
 
   constructor(options: AuthenticatorOptions) {
     this.#clients = new ClientAuthenticator(options.clients, { apiKeyHeader: options.apiKeyHeader === true });
-    this.#jwt = options.jwt === undefined ? undefined : new JwtAuthenticator(options.jwt);
+    this.#jwt = options.jwt === undefined ? undefined : new JwtAuthenticator(options.jwt, options.jwtOptions);
   }
 
   /**
    * The authenticator a loaded configuration describes. Throws `JwtConfigError` (at startup)
-   * when the configured JWT key cannot verify any allowed algorithm.
+   * when the configured JWT key cannot verify any allowed algorithm. With a JWKS URL, the first
+   * fetch starts here without blocking (see {@link Authenticator.ready}); `jwtOptions` choose the
+   * guarded client (default: one from the AIRLOCK_* environment) and the logger.
    *
    * @example
    * ```ts
@@ -62,8 +75,39 @@ export class Authenticator {
    */
   static fromConfig(
     config: Pick<AirlockConfig, 'clients' | 'jwt'> & { server: Pick<AirlockConfig['server'], 'apiKeyHeader'> },
+    jwtOptions?: JwtAuthenticatorOptions,
   ): Authenticator {
-    return new Authenticator({ clients: config.clients, apiKeyHeader: config.server.apiKeyHeader, jwt: config.jwt });
+    return new Authenticator({
+      clients: config.clients,
+      apiKeyHeader: config.server.apiKeyHeader,
+      jwt: config.jwt,
+      ...(jwtOptions !== undefined && { jwtOptions }),
+    });
+  }
+
+  /**
+   * Settles when a JWKS URL's first fetch has finished (true: keys loaded); true at once
+   * otherwise. Never rejects; the gateway does not wait for it.
+   *
+   * @example
+   * ```ts
+   * await auth.ready();
+   * ```
+   */
+  ready(): Promise<boolean> {
+    return this.#jwt?.ready() ?? Promise.resolve(true);
+  }
+
+  /**
+   * Stops a JWKS URL's background refresh (its timer never keeps the process alive anyway).
+   *
+   * @example
+   * ```ts
+   * await auth.close();
+   * ```
+   */
+  async close(): Promise<void> {
+    await this.#jwt?.close();
   }
 
   /**
