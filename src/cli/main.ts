@@ -68,6 +68,7 @@ program
   .option('--task <id>', 'answer the task that asked for input (one you started)')
   .option('--context <id>', 'continue a conversation')
   .option('--confirm', 'confirm a call to an agent that acts on your behalf (effect: acting)')
+  .option('--stream', "read the answer as an event stream when the agent's card offers streaming (else polls)")
   .option('--json', 'print the result object as JSON')
   .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
   .action(async (agent, text, options) => {
@@ -75,6 +76,7 @@ program
       agent,
       text,
       confirm: options.confirm === true,
+      ...(options.stream === true && { stream: true }),
       json: options.json === true,
       ...(options.task !== undefined && { taskId: options.task }),
       ...(options.context !== undefined && { contextId: options.context }),

@@ -1,7 +1,7 @@
 /**
  * `airlock send <agent> <text>`: one message to a registered remote agent, by registry name,
- * through the outbound client (guarded transport, card trust, polling, cancel on max_wait_s,
- * framed and redacted reply).
+ * through the outbound client (guarded transport, card trust, polling — or with `--stream` an
+ * event stream when the card offers one — cancel on max_wait_s, framed and redacted reply).
  *
  * Output: the reply (one framed block of untrusted text) and a status line on stdout; for an
  * error, a one-line reason on stderr. `--json` prints the result object instead. Exit codes:
@@ -11,6 +11,7 @@
  * ```sh
  * airlock send travel "Trains to Lyon tomorrow?" --confirm --registry registry.yaml
  * airlock send travel "Tuesday" --task 3f2c9a70-1b2d-4c5e-8f90-1234567890ab --confirm
+ * airlock send travel "Trains to Lyon tomorrow?" --stream   # SSE when the card offers streaming
  * ```
  */
 import type { CallResult } from '../client/index.js';
@@ -32,6 +33,8 @@ export interface SendCommandOptions {
   contextId?: string;
   /** Required for entries with `effect: acting`. */
   confirm: boolean;
+  /** Read the answer as an event stream when the remote's card offers one (else send + poll). */
+  stream?: boolean;
   json: boolean;
   registry?: string;
 }
@@ -80,6 +83,7 @@ export async function sendCommand(options: SendCommandOptions, io: CommandIO = P
       ...(options.taskId !== undefined && { taskId: options.taskId }),
       ...(options.contextId !== undefined && { contextId: options.contextId }),
       ...(options.confirm && { confirm: true }),
+      ...(options.stream === true && { stream: true }),
     });
   } finally {
     progress.stop();

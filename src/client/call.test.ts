@@ -12,6 +12,7 @@ import {
   fakeClock,
   loopbackTransport,
   makeTask,
+  noStream,
   startFakeRemote,
   stubCards,
   type FakeRemote,
@@ -475,6 +476,7 @@ describe('outbound call: failures', () => {
             request: async () => {
               throw Object.assign(new Error(`secret detail ${SECRET}`), { code });
             },
+            stream: noStream,
           },
         },
       });
@@ -510,13 +512,14 @@ describe('outbound call: failures', () => {
       overrides: {
         transport: {
           request: async () => ({ status: 200, headers: { 'content-encoding': 'gzip' }, body: Buffer.from(valid) }),
+          stream: noStream,
         },
       },
     });
     assert.equal((await h.client.send({ agent: 'reader', message: 'hi' })).error_type, 'invalid_response');
     const plain = await harness('1.0', () => ({ send: { kind: 'task', task: makeTask('t', 'completed') } }), {
       overrides: {
-        transport: { request: async () => ({ status: 200, headers: {}, body: Buffer.from(valid) }) },
+        transport: { request: async () => ({ status: 200, headers: {}, body: Buffer.from(valid) }), stream: noStream },
       },
     });
     assert.equal((await plain.client.send({ agent: 'reader', message: 'hi' })).status, 'success', 'the control');

@@ -32,7 +32,7 @@ import { AUDIT_EVENT_SPEC } from '../audit/events.js';
 import { A2AError } from '../protocol/errors.js';
 import { HOP_HEADER } from '../protocol/headers.js';
 import type { Dialect } from '../protocol/dialect.js';
-import type { A2ARequest, Message, SendResult, Task, TaskState } from '../protocol/model.js';
+import type { A2ARequest, Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
 import { isInterruptedState, isTerminalState } from '../protocol/model.js';
 import { dialectForVersion } from '../protocol/version.js';
 import {
@@ -46,8 +46,16 @@ import {
   type ClientAuditFields,
   type OutboundLedger,
 } from './bookkeeping.js';
-import type { CardResolver, ClientLog, GuardedClient, GuardedResponse, TrustedCard } from './contracts.js';
+import type {
+  CardResolver,
+  ClientLog,
+  GuardedClient,
+  GuardedResponse,
+  GuardedStream,
+  TrustedCard,
+} from './contracts.js';
 import type { Registry, RegistryEntry } from './registry.js';
+import { SseTooLargeError, readSseEvents } from './sse-reader.js';
 import { REGISTRY_NAME_PATTERN } from './registry.js';
 import {
   STRICT_ID_PATTERN,
@@ -105,6 +113,12 @@ export interface SendRequest {
   confirm?: boolean;
   /** Who is calling; owns the mirror task. */
   principalKey?: string;
+  /**
+   * Read the answer as a stream (SendStreamingMessage / message/stream) when the remote's card
+   * declares `capabilities.streaming`; otherwise the call is sent and polled as usual. The
+   * same caps apply: `max_response_bytes` over the whole stream, `max_wait_s` in total.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -153,6 +167,8 @@ interface Endpoint {
   tenant?: string;
   headers: Record<string, string>;
   shape: ShapeOptions;
+  /** The trusted card declares `capabilities.streaming`. */
+  streaming: boolean;
 }
 
 /** A failure with everything known at that point; turned into an error result at the top. */
@@ -281,6 +297,17 @@ export class OutboundCaller {
         configuration: { returnImmediately: !followUp },
         ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }),
       };
+      if (request.stream === true && endpoint.streaming) {
+        // A follow-up's task is known before the first event: a failed stream cancels it too.
+        const known = followUp ? { id: request.taskId!, contextId: request.contextId ?? '' } : undefined;
+        const streamed = await this.#streamSend(
+          endpoint,
+          { ...sendParams, configuration: { returnImmediately: false } },
+          started,
+          known,
+        );
+        return await this.#finish('a2a.client.send', entry, principalKey, streamed, inputChars);
+      }
       const decode = (result: unknown) => endpoint!.dialect.decodeSendResult(result);
       let sent: SendResult;
       if (!followUp) {
@@ -427,6 +454,156 @@ export class OutboundCaller {
     }
   }
 
+  // --- streaming -------------------------------------------------------------------------
+
+  /**
+   * SendStreamingMessage: reads the SSE answer through the guarded transport's `stream()` with
+   * `max_response_bytes` as the cap over the whole stream and what is left of `max_wait_s` as
+   * its total timeout. Events are folded into one task (artifact `append`, status replaced)
+   * until it is terminal or interrupted. A cut, a timeout, a bad event or a stream that ends
+   * early fails the call, and a task already known is canceled (best effort).
+   */
+  async #streamSend(
+    endpoint: Endpoint,
+    params: SendParams,
+    started: number,
+    known: { id: string; contextId: string } | undefined,
+  ): Promise<SendResult> {
+    const { entry, dialect } = endpoint;
+    const encoded = dialect.encodeRequest({ method: 'stream', params });
+    this.#rpcId += 1;
+    const id = this.#rpcId;
+    const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
+    const abort = new AbortController();
+    let task: Task | undefined =
+      known === undefined
+        ? undefined
+        : {
+            id: known.id,
+            contextId: known.contextId,
+            status: { state: 'unknown', timestamp: new Date(this.#now()).toISOString() },
+            artifacts: [],
+            history: [],
+          };
+    let opened = false;
+    try {
+      let response: GuardedStream;
+      try {
+        response = await this.#transport.stream({
+          method: 'POST',
+          url: endpoint.url,
+          headers: { ...endpoint.headers, accept: 'text/event-stream, application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+          maxResponseBytes: entry.maxResponseBytes,
+          timeouts: {
+            connectMs: Math.min(entry.timeouts.connectMs, remaining),
+            readMs: Math.min(entry.timeouts.readMs, remaining),
+            totalMs: remaining,
+          },
+          privateNetwork: entry.privateNetwork,
+          signal: abort.signal,
+        });
+      } catch (error) {
+        throw new CallFailure(errorTypeOf(error, 'network_error'));
+      }
+      if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
+      const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
+      if (encoding !== '' && encoding !== 'identity') {
+        throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
+      }
+      const ok = response.status >= 200 && response.status < 300;
+      const contentType = (headerOf(response, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (contentType !== 'text/event-stream') {
+        // A remote may refuse a stream with a plain JSON-RPC error.
+        const frame = await readFrame(response.body);
+        if (frame?.jsonrpc === '2.0' && frame.error !== undefined) {
+          throw failureFromRpcError(dialect.decodeError(frame.error));
+        }
+        throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
+          detail: ok ? 'the remote did not answer with an event stream' : `the remote answered HTTP ${response.status}`,
+        });
+      }
+      if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
+      opened = true;
+      for await (const sse of readSseEvents(response.body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes))) {
+        let frame: Record<string, unknown> | undefined;
+        try {
+          const parsed: unknown = JSON.parse(sse.data);
+          if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+            frame = parsed as Record<string, unknown>;
+          }
+        } catch {
+          frame = undefined;
+        }
+        if (frame === undefined || frame.jsonrpc !== '2.0') {
+          throw new CallFailure('invalid_response', { detail: 'a stream event is not JSON-RPC 2.0' });
+        }
+        if (frame.error !== undefined) {
+          const failure = failureFromRpcError(dialect.decodeError(frame.error));
+          if (task !== undefined) failure.about({ id: task.id, contextId: task.contextId, state: task.status.state });
+          throw failure;
+        }
+        if (frame.id !== id) {
+          throw new CallFailure('invalid_response', { detail: 'a stream event id does not match the request' });
+        }
+        let event: StreamEvent;
+        try {
+          event = dialect.decodeStreamEvent(frame.result);
+        } catch (error) {
+          if (error instanceof A2AError) throw new CallFailure('invalid_response');
+          throw error;
+        }
+        if (event.kind === 'message') {
+          // A direct answer with no task ends the exchange; on a task it is the task's news.
+          if (task === undefined || known !== undefined) {
+            if (task !== undefined && event.message.taskId !== undefined && event.message.taskId !== task.id) {
+              throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
+            }
+            return { kind: 'message', message: event.message };
+          }
+          task.status = { ...task.status, message: event.message };
+          continue;
+        }
+        task = foldStreamEvent(task, event, known !== undefined);
+        if (isSettled(task.status.state)) return { kind: 'task', task };
+      }
+      throw new CallFailure('invalid_response', {
+        detail: 'the event stream ended before the task reached a final or interrupted state',
+      });
+    } catch (error) {
+      const failure = this.#streamFailure(error, entry);
+      // The remote's own error ends its side of the exchange; anything else, once the stream
+      // is open (or the wait for it timed out), leaves a task running that nobody reads.
+      const cancel = opened || failure.errorType === 'request_timeout';
+      if (task !== undefined && failure.taskId === undefined && cancel) {
+        const state = await this.#cancelQuietly(endpoint, task);
+        failure.about({ id: task.id, contextId: task.contextId, state });
+        if (failure.detail === undefined && failure.errorType === 'request_timeout') {
+          const timed = new CallFailure('request_timeout', {
+            detail: `the remote task did not finish within max_wait_s (${entry.maxWaitMs / 1000} s); Airlock asked the remote to cancel it`,
+          });
+          throw timed.about({ id: task.id, contextId: task.contextId, state });
+        }
+      }
+      throw failure;
+    } finally {
+      abort.abort();
+    }
+  }
+
+  /** A failure while streaming, with transport and SSE-parser errors given their types. */
+  #streamFailure(error: unknown, entry: RegistryEntry): CallFailure {
+    if (error instanceof CallFailure) return error;
+    if (error instanceof SseTooLargeError) {
+      return new CallFailure('response_too_large', {
+        detail: `a stream event is larger than max_response_bytes (${entry.maxResponseBytes})`,
+      });
+    }
+    const type = errorTypeOf(error, 'invalid_response');
+    if (type !== 'invalid_response') return new CallFailure(type);
+    return this.#asFailure(error);
+  }
+
   async #endpoint(entry: RegistryEntry): Promise<Endpoint> {
     let trusted: TrustedCard;
     try {
@@ -455,6 +632,7 @@ export class OutboundCaller {
       ...(tenant !== undefined && { tenant }),
       headers,
       shape: shapeOptions(entry),
+      streaming: trusted.card.capabilities?.streaming === true,
     };
   }
 
@@ -609,6 +787,66 @@ function withTotalTimeout(endpoint: Endpoint, ms: number): Endpoint {
   };
 }
 
+/** One stream event, at most 1 MiB (and never more than the whole stream's cap). */
+const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+
+/**
+ * Folds one stream event into the task seen so far. `followUp`: the task was named by the
+ * caller, so every event must be about it. An event about another task is invalid.
+ */
+function foldStreamEvent(
+  current: Task | undefined,
+  event: Exclude<StreamEvent, { kind: 'message' }>,
+  followUp: boolean,
+): Task {
+  const eventTaskId = event.kind === 'task' ? event.task.id : event.taskId;
+  if (current !== undefined && eventTaskId !== current.id) {
+    throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
+  }
+  if (event.kind === 'task') {
+    // A snapshot: authoritative for everything it holds.
+    const task = event.task;
+    return { ...task, artifacts: task.artifacts.map((artifact) => ({ ...artifact, parts: [...artifact.parts] })) };
+  }
+  const task: Task = current ?? {
+    id: event.taskId,
+    contextId: event.contextId,
+    status: { state: followUp ? 'unknown' : 'submitted', timestamp: new Date(0).toISOString() },
+    artifacts: [],
+    history: [],
+  };
+  if (task.contextId === '') task.contextId = event.contextId;
+  if (event.kind === 'status-update') {
+    task.status = event.status;
+    return task;
+  }
+  const incoming = event.artifact;
+  const index = task.artifacts.findIndex((artifact) => artifact.artifactId === incoming.artifactId);
+  if (index === -1) {
+    task.artifacts.push({ ...incoming, parts: [...incoming.parts] });
+  } else if (event.append === true) {
+    const existing = task.artifacts[index]!;
+    task.artifacts[index] = { ...existing, parts: [...existing.parts, ...incoming.parts] };
+  } else {
+    task.artifacts[index] = { ...incoming, parts: [...incoming.parts] };
+  }
+  return task;
+}
+
+/** A capped non-SSE body read whole, as a JSON-RPC frame when it is one. */
+async function readFrame(body: AsyncIterable<Buffer>): Promise<Record<string, unknown> | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Terminal, or waiting for the caller: either way the poll loop stops. */
 function isSettled(state: TaskState): boolean {
   return isTerminalState(state) || isInterruptedState(state);
@@ -653,7 +891,7 @@ function shapeOptions(entry: RegistryEntry): ShapeOptions {
   };
 }
 
-function headerOf(response: GuardedResponse, name: string): string | undefined {
+function headerOf(response: Pick<GuardedResponse, 'headers'>, name: string): string | undefined {
   const headers = response.headers ?? {};
   for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
   return undefined;

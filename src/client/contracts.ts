@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const transport: GuardedClient = { request: async (o) => guarded.request(o) };
+ * const transport: GuardedClient = { request: (o) => guarded.request(o), stream: (o) => guarded.stream(o) };
  * const cards: CardResolver = { resolve: async (entry) => trust.resolve(entry) };
  * ```
  */
@@ -22,10 +22,13 @@ import type { RegistryEntry } from './registry.js';
  * const options: GuardedRequestOptions = { method: 'POST', url, body, maxResponseBytes: 1 << 20, timeouts };
  * ```
  */
-export type { GuardedRequestOptions, GuardedResponse } from '../net/index.js';
+export type { GuardedRequestOptions, GuardedResponse, GuardedStream } from '../net/index.js';
 
-/** What calls need of the transport: requests only, so a test can pass a plain object. */
-export type GuardedClient = Pick<NetGuardedClient, 'request'>;
+/**
+ * What calls need of the transport: whole requests, and streamed responses (SSE, read under
+ * the same byte cap and total timeout), so a test can pass a plain object.
+ */
+export type GuardedClient = Pick<NetGuardedClient, 'request' | 'stream'>;
 
 export const TRANSPORT_ERROR_CODES = [
   'insecure_url',

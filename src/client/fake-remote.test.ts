@@ -142,7 +142,56 @@ export function loopbackTransport(): GuardedClient & { calls: GuardedRequestOpti
       response.headers.forEach((value, key) => (headers[key] = value));
       return { status: response.status, headers, body };
     },
+    async stream(options) {
+      calls.push(options);
+      const timeout = AbortSignal.timeout(options.timeouts.totalMs);
+      const signal = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
+      const fail = (error: unknown): Error =>
+        Object.assign(new Error('stream failed'), {
+          code: timeout.aborted ? 'request_timeout' : 'network_error',
+          cause: error,
+        });
+      let response: Response;
+      try {
+        response = await fetch(options.url, {
+          method: options.method,
+          headers: options.headers ?? {},
+          ...(options.body !== undefined && { body: options.body }),
+          redirect: 'manual',
+          signal,
+        });
+      } catch (error) {
+        throw fail(error);
+      }
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, key) => (headers[key] = value));
+      const source = response.body;
+      async function* body(): AsyncGenerator<Buffer> {
+        if (source === null) return;
+        let total = 0;
+        try {
+          for await (const chunk of source) {
+            total += chunk.byteLength;
+            if (total > options.maxResponseBytes) {
+              throw Object.assign(new Error('response too large'), { code: 'response_too_large' });
+            }
+            yield Buffer.from(chunk);
+          }
+        } catch (error) {
+          if ((error as { code?: unknown }).code === 'response_too_large') throw error;
+          throw fail(error);
+        } finally {
+          await source.cancel().catch(() => undefined);
+        }
+      }
+      return { status: response.status, headers, body: body() };
+    },
   };
+}
+
+/** A `stream()` for transports of tests that never stream. */
+export async function noStream(): Promise<never> {
+  throw new Error('this test transport does not stream');
 }
 
 /** A card resolver that trusts `url` at `version`, or throws `fail` when set. */
