@@ -32,6 +32,17 @@ describe('byte-capped bodies', () => {
     );
   });
 
+  test('hands on exactly the bytes up to the cap before refusing the rest', async () => {
+    const seen: Buffer[] = [];
+    const reading = (async () => {
+      for await (const chunk of capBody(source([Buffer.from('abc'), Buffer.from('defgh')]), 5, 'https://a.example')) {
+        seen.push(chunk);
+      }
+    })();
+    await assert.rejects(reading, { code: 'response_too_large' });
+    assert.equal(Buffer.concat(seen).toString(), 'abcde');
+  });
+
   test('stops reading at the cap and destroys the source (an endless body is not drained)', async () => {
     let produced = 0;
     const endless = new Readable({

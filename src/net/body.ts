@@ -84,6 +84,10 @@ export function capBody(
         const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
         total += bytes.length;
         if (total > maxBytes) {
+          // Hand on the bytes up to the cap first: a stream reader may find in them what it
+          // needs to clean up (the remote task's id, to cancel it).
+          const allowed = bytes.length - (total - maxBytes);
+          if (allowed > 0) yield bytes.subarray(0, allowed);
           failure = tooLarge(origin, maxBytes);
           throw failure;
         }
