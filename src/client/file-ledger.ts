@@ -18,12 +18,11 @@
  * await ledger.get('client:local::', mirror.id); // the mirror
  * ```
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Task } from '../protocol/model.js';
 import { TASK_STATES, type TaskState } from '../protocol/model.js';
 import type { OutboundLedger } from './bookkeeping.js';
+import { writeStateFile } from '../config/state-file.js';
 
 const FILE_VERSION = 1;
 /** A ledger row is a few hundred bytes; anything much larger than maxTasks rows is not ours. */
@@ -113,22 +112,7 @@ export class FileOutboundLedger implements OutboundLedger {
   }
 
   async #write(text: string): Promise<void> {
-    const dir = dirname(this.path);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomUUID()}.tmp`);
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await writeStateFile(this.path, text);
   }
 }
 

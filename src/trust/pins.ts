@@ -26,10 +26,9 @@
  * await pins.set('weather', digest, 'operator'); // what `airlock registry pin weather` does
  * ```
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { normalizeDigest } from './digest.js';
+import { writeStateFile } from '../config/state-file.js';
 
 /**
  * Who pinned a digest: the registry's `card_sha256`, trust on first use, or an operator
@@ -222,23 +221,7 @@ export class PinStore {
   }
 
   private async writeAtomically(text: string): Promise<void> {
-    const dir = dirname(this.path);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    // Same directory, so the rename stays on one file system and is atomic.
-    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomUUID()}.tmp`);
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await writeStateFile(this.path, text);
   }
 }
 
