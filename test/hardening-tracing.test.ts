@@ -1,86 +1,17 @@
 /**
  * Inbound tracing over HTTP: a caller's traceparent becomes a span LINK, never a parent. A tiny
- * tracer provider (the API interfaces only, as in src/server/trace.test.ts) records what an SDK
+ * tracer provider (test/helpers/tracing.ts, the API interfaces only) records what an SDK
  * would be told; it is registered for this file and disabled after.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  context,
-  SpanKind,
-  trace,
-  type Context,
-  type Span,
-  type SpanContext,
-  type SpanOptions,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { RecordingProvider } from './helpers/tracing.js';
 import { eventually, rpc, startGateway, TOKEN_A, v03Message, withServer, type TestGateway } from './helpers/gateway.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN_ID = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${TRACE_ID}-${SPAN_ID}-01`;
-
-interface Recorded {
-  name: string;
-  options: SpanOptions;
-  /** The parent an SDK would pick: none for `root: true`, else the span in the context given. */
-  parent: SpanContext | undefined;
-  /** The span in the context the tracer was handed, whatever `root` says. */
-  spanInContext: SpanContext | undefined;
-  ended: boolean;
-}
-
-function recordingSpan(spanContext: SpanContext, record: Recorded): Span {
-  const span: Span = {
-    spanContext: () => spanContext,
-    setAttribute: () => span,
-    setAttributes: () => span,
-    addEvent: () => span,
-    addLink: () => span,
-    addLinks: () => span,
-    setStatus: () => span,
-    updateName: () => span,
-    end: () => {
-      record.ended = true;
-    },
-    isRecording: () => true,
-    recordException: () => undefined,
-  };
-  return span;
-}
-
-class RecordingTracer implements Tracer {
-  readonly spans: Recorded[] = [];
-  #next = 1;
-
-  startSpan(name: string, options: SpanOptions = {}, ctx?: Context): Span {
-    const spanInContext = trace.getSpanContext(ctx ?? context.active());
-    const record: Recorded = {
-      name,
-      options,
-      parent: options.root === true ? undefined : spanInContext,
-      spanInContext,
-      ended: false,
-    };
-    this.spans.push(record);
-    const spanId = (this.#next++).toString(16).padStart(16, '0');
-    return recordingSpan({ traceId: record.parent?.traceId ?? 'a'.repeat(32), spanId, traceFlags: 1 }, record);
-  }
-
-  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {
-    const fn = rest[rest.length - 1] as F;
-    return fn(this.startSpan(name)) as ReturnType<F>;
-  }
-}
-
-class RecordingProvider implements TracerProvider {
-  readonly tracer = new RecordingTracer();
-  getTracer(): Tracer {
-    return this.tracer;
-  }
-}
 
 describe('inbound traceparent', () => {
   let gw: TestGateway;

@@ -65,6 +65,7 @@ import {
   jsonArray,
   jsonListField,
   jsonString,
+  messageTailJson,
   optBool,
   optHistoryLength,
   optId,
@@ -421,12 +422,7 @@ function writeTextPart(part: TextPart): string {
 function writeMessage(message: Message): string {
   let out = `{"messageId":${jsonString(message.messageId)},"role":${jsonString(ROLE_TO_WIRE[message.role])}`;
   out += `,"parts":${writeParts(message.parts)}`;
-  if (message.contextId !== undefined) out += `,"contextId":${jsonString(message.contextId)}`;
-  if (message.taskId !== undefined) out += `,"taskId":${jsonString(message.taskId)}`;
-  if (message.metadata !== undefined) out += `,"metadata":${JSON.stringify(message.metadata)}`;
-  if (message.extensions !== undefined) out += `,"extensions":${JSON.stringify(message.extensions)}`;
-  if (message.referenceTaskIds !== undefined) out += `,"referenceTaskIds":${JSON.stringify(message.referenceTaskIds)}`;
-  return `${out}}`;
+  return `${out}${messageTailJson(message)}}`;
 }
 
 function writeStatus(status: TaskStatus): string {

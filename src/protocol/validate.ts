@@ -558,6 +558,25 @@ export function jsonString(value: string): string {
 }
 
 /**
+ * The fields after `parts` that both dialects write alike for a message: `,"contextId":…`,
+ * `,"taskId":…`, `,"metadata":…`, `,"extensions":…`, `,"referenceTaskIds":…`, each only when set.
+ *
+ * @example
+ * ```ts
+ * messageTailJson({ messageId: 'm', role: 'user', parts: [], taskId: 't' }); // ',"taskId":"t"'
+ * ```
+ */
+export function messageTailJson(message: Message): string {
+  let out = '';
+  if (message.contextId !== undefined) out += `,"contextId":${jsonString(message.contextId)}`;
+  if (message.taskId !== undefined) out += `,"taskId":${jsonString(message.taskId)}`;
+  if (message.metadata !== undefined) out += `,"metadata":${JSON.stringify(message.metadata)}`;
+  if (message.extensions !== undefined) out += `,"extensions":${JSON.stringify(message.extensions)}`;
+  if (message.referenceTaskIds !== undefined) out += `,"referenceTaskIds":${JSON.stringify(message.referenceTaskIds)}`;
+  return out;
+}
+
+/**
  * `,"key":[…]` for a non-empty list written item by item, or `''` for an empty one (the
  * codecs omit empty lists, as ProtoJSON does).
  *

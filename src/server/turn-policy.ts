@@ -53,8 +53,11 @@ export function createInboundTurnPolicy(options: {
         throw violation.error;
       }
       const text = textOf(message);
-      const suspicious = countSuspiciousPatterns(text);
-      if (suspicious.total > 0) audit.suspicious(ctx, suspicious.byCategory, text.length);
+      // Counted only to be recorded: with no audit sink the scan would be thrown away.
+      if (audit.enabled) {
+        const suspicious = countSuspiciousPatterns(text);
+        if (suspicious.total > 0) audit.suspicious(ctx, suspicious.byCategory, text.length);
+      }
       const release = inFlight.tryAcquire(ctx.principalKey);
       if (release === null) {
         audit.rateLimited('concurrency_limit', ctx.agentSlug, undefined, ctx.caller);
