@@ -12,9 +12,32 @@
  * ```
  */
 export * from './protocol/index.js';
-export type { AgentBackend, AgentEvent, AgentTurn } from './agents/backend.js';
-export { pause, sleep, textOf } from './agents/backend.js';
-export { createBackend, type BackendConfig } from './agents/registry.js';
+export type {
+  AgentBackend,
+  AgentEvent,
+  AgentTurn,
+  BackendContext,
+  BackendLog,
+  SessionEntry,
+  SessionHistoryLimits,
+} from './agents/backend.js';
+export { BackendConfigError, isAborted, pause, sleep, textOf } from './agents/backend.js';
+export {
+  createBackend,
+  loadBackend,
+  type BackendConfig,
+  type BackendLoadContext,
+  type DeferredBackendConfig,
+} from './agents/registry.js';
+export { loadModuleBackend, type ModuleBackendExport } from './agents/module/index.js';
+export { checkAgentEvent } from './agents/module/events.js';
+export {
+  createOpenAiBackend,
+  OpenAiTurnError,
+  type OpenAiBackendConfig,
+  type OpenAiFailureCode,
+} from './agents/openai/index.js';
+export { createCommandBackend } from './agents/command/index.js';
 export { createEchoBackend } from './agents/echo.js';
 export { createWriterBackend } from './agents/writer.js';
 export { createConformanceBackend } from './agents/conformance.js';
@@ -27,6 +50,12 @@ export { loadConfigFile, parseConfig, type AirlockConfig, type ClientEntry } fro
 export { ConfigError } from './config/errors.js';
 export { generateToken } from './config/tokens.js';
 export { createGateway, type Gateway, type GatewayOptions } from './server/http.js';
+export {
+  BackendSetupError,
+  prepareBackends,
+  type PrepareBackendsOptions,
+  type PreparedBackends,
+} from './server/backends.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './server/log.js';
 export { Authenticator, type AuthOutcome, type Credentials, type Principal } from './server/auth/index.js';
 export {

@@ -56,6 +56,30 @@ export interface AgentTurn {
    * tool that is not named here, whatever its own configuration holds.
    */
   readonly tools?: readonly string[];
+  /**
+   * The conversation of this session before `message`, oldest first, read from the task store
+   * (so it lasts as long as the store keeps the tasks): earlier tasks in the same contextId of the
+   * same caller, then the earlier messages of this task. Text only. Bounded: at most `maxTurns`
+   * user entries (each with the agent entries after it) and `maxChars` characters in all, the
+   * newest kept. User entries are the callers' raw text: untrusted, to be framed before a model
+   * sees them (`buildInboundPrompt(entry.text).user`). Set by the task service; absent on turns
+   * built by other code.
+   */
+  readonly history?: (limits: SessionHistoryLimits) => Promise<readonly SessionEntry[]>;
+}
+
+/** One earlier message of a session, as {@link AgentTurn.history} returns it. */
+export interface SessionEntry {
+  readonly role: 'user' | 'agent';
+  readonly text: string;
+}
+
+/** How much of a session {@link AgentTurn.history} returns. */
+export interface SessionHistoryLimits {
+  /** User entries (with the agent entries after each); 0 returns nothing. */
+  readonly maxTurns: number;
+  /** Characters over all entries; the oldest entries go first, then the head of the oldest kept. */
+  readonly maxChars: number;
 }
 
 /**
@@ -90,6 +114,36 @@ export interface AgentBackend {
    * instead of `run` and applies ready events without a round trip through the event loop.
    */
   runSync?(turn: AgentTurn): Iterable<AgentEvent>;
+  /** Frees what the backend holds (connections, child processes); called when the gateway closes. */
+  close?(): Promise<void>;
+}
+
+/** Structured log lines from a backend (JSON in the gateway's log); never message content or secrets. */
+export type BackendLog = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  event: string,
+  fields: Readonly<Record<string, string | number | boolean>>,
+) => void;
+
+/** What the gateway gives a backend when it creates it. */
+export interface BackendContext {
+  /** The agent's slug, for log lines. */
+  readonly agent?: string;
+  readonly log?: BackendLog;
+  /** The environment `passEnv` and `${VAR}` read (default `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * A backend's configuration cannot work (a program that is not there, a module without a
+ * backend export): found when the gateway starts, never on a caller's request.
+ */
+export class BackendConfigError extends Error {
+  readonly code = 'backend_config_invalid';
+  constructor(message: string) {
+    super(message);
+    this.name = 'BackendConfigError';
+  }
 }
 
 /**

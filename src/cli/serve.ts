@@ -7,7 +7,9 @@
  * ```
  */
 import { loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/load.js';
+import { prepareBackends, type PreparedBackends } from '../server/backends.js';
 import { createGateway } from '../server/http.js';
+import { createUpstreams } from '../server/upstreams.js';
 import { createLogger, type LogLevel } from '../server/log.js';
 
 export interface ServeOptions {
@@ -22,7 +24,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.host !== undefined) config.server.host = options.host;
   if (options.port !== undefined) config.server.port = options.port;
   const logger = createLogger(options.logLevel ?? 'info');
-  const gateway = createGateway(config, { logger });
+  const upstreams = config.upstreams === undefined ? undefined : createUpstreams(config.upstreams, { logger });
+  let backends: PreparedBackends;
+  try {
+    backends = await prepareBackends(config, {
+      logger,
+      ...(upstreams !== undefined && { upstream: upstreams.backendFor }),
+    });
+  } catch (error) {
+    await upstreams?.close();
+    throw error;
+  }
+  const gateway = createGateway(config, { logger, backends: backends.bySlug });
   const url = await gateway.listen();
   process.stdout.write(banner(config, url));
   logger.info({ event: 'listening', url, agents: config.agents.length, clients: config.clients.length });
@@ -34,10 +47,14 @@ export async function serve(options: ServeOptions): Promise<void> {
     logger.info({ event: 'stopping', signal });
     const force = setTimeout(() => process.exit(1), 5000);
     force.unref();
-    gateway.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    gateway
+      .close()
+      .then(() => backends.close())
+      .then(() => upstreams?.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -68,6 +68,8 @@ export interface AirlockConfig {
    */
   scrubSecrets: string[];
   audit: AuditConfig;
+  /** The outbound registry that `a2a` backends relay to; required when one is configured. */
+  upstreams?: { registry: string; pins: string };
   agents: AgentConfig[];
   clients: ClientEntry[];
 }
@@ -137,6 +139,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const content = raw.content ?? (Value.Default(ContentSchema, {}) as NonNullable<RawConfig['content']>);
   const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
   checkAgents(raw.agents, server.defaultAgent);
+  checkUpstreams(raw);
   checkTrustedProxies(server.trustedProxies);
   const clients = resolveClients(raw, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
@@ -159,11 +162,38 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     store: { type: store.type, maxTasks: store.maxTasks, taskTtlMinutes: store.taskTtlMinutes },
     limits,
     ...(jwt !== undefined && { jwt }),
-    scrubSecrets: resolveScrubSecrets(content.scrubSecrets, env),
+    scrubSecrets: [...resolveScrubSecrets(content.scrubSecrets, env), ...backendSecrets(raw.agents)],
     audit,
+    ...(raw.upstreams !== undefined && { upstreams: raw.upstreams }),
     agents: raw.agents,
     clients,
   };
+}
+
+/** An `a2a` backend names an entry of the upstream registry, so the registry must be configured. */
+function checkUpstreams(raw: RawConfig): void {
+  if (raw.upstreams !== undefined) return;
+  const index = raw.agents.findIndex((agent) => agent.backend.type === 'a2a');
+  if (index >= 0) {
+    throw new ConfigError(
+      `agents[${index}].backend`,
+      'an a2a backend needs upstreams.registry (the registry file that lists the upstream agent)',
+    );
+  }
+}
+
+/**
+ * Credentials the config gives backends (an OpenAI-compatible API key): never to leave in a
+ * reply, whatever the model repeats. Values shorter than the scrubber's minimum are skipped.
+ */
+function backendSecrets(agents: readonly AgentConfig[]): string[] {
+  const secrets: string[] = [];
+  for (const agent of agents) {
+    if (agent.backend.type === 'openai' && agent.backend.apiKey !== undefined && agent.backend.apiKey.length >= 8) {
+      secrets.push(agent.backend.apiKey);
+    }
+  }
+  return secrets;
 }
 
 function checkTrustedProxies(entries: readonly string[]): void {

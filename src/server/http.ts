@@ -15,6 +15,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBackend } from '../agents/registry.js';
+import { backendLog } from './backends.js';
 import type { AgentBackend } from '../agents/backend.js';
 import type { AirlockConfig } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
@@ -113,6 +114,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     ? 'Authentication required: send Authorization: Bearer <token> or X-API-Key: <token>'
     : 'Authentication required: send Authorization: Bearer <token>';
   const agents = new Map<string, PublishedAgent>();
+  /** Backends this gateway made itself (not given in options): it closes them. */
+  const ownBackends: AgentBackend[] = [];
   for (const agent of config.agents) {
     const onRpcError = (error: unknown): void =>
       logger.error({
@@ -122,9 +125,14 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       });
     agents.set(agent.slug, {
       config: agent,
-      backend: options.backends?.[agent.slug] ?? createBackend(agent.backend),
+      backend: options.backends?.[agent.slug] ?? ownBackend(agent.slug, agent.backend),
       onRpcError,
     });
+  }
+  function ownBackend(slug: string, backendConfig: AgentConfig['backend']): AgentBackend {
+    const backend = createBackend(backendConfig, { agent: slug, log: backendLog(logger, slug) });
+    ownBackends.push(backend);
+    return backend;
   }
   const basePrefix = `${config.server.basePath}/`;
   let port = config.server.port;
@@ -510,6 +518,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       }),
     close: async () => {
       await service.close();
+      await Promise.allSettled(ownBackends.map(async (backend) => backend.close?.()));
       await store.close();
       await auth.close();
       audit.close();

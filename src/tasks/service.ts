@@ -39,6 +39,7 @@ import {
 } from './policy.js';
 import { EventQueue } from './queue.js';
 import { deriveSessionId, OUTBOUND_ID_PREFIX } from './session.js';
+import { readSessionHistory } from './session-history.js';
 import type { TaskStore } from './store.js';
 
 /** Who is calling which agent. The owner of every task is derived from both. */
@@ -123,6 +124,8 @@ interface TurnState {
   sessionId: string | undefined;
   prompt: TurnPrompt | undefined;
   readonly buildPrompt: (() => TurnPrompt) | undefined;
+  readonly store: TaskStore;
+  history: AgentTurn['history'];
 }
 
 const TURN_STATE = Symbol('airlock.turnState');
@@ -348,7 +351,7 @@ export class TaskService {
    * returned without ever creating a task.
    */
   #open(ctx: CallContext, live: LiveTask, resuming: boolean): TurnSource {
-    const turn = newTurn(ctx, live, resuming, live.grant);
+    const turn = newTurn(ctx, live, resuming, live.grant, this.#store);
     const backend = ctx.backend;
     let source: TurnSource;
     try {
@@ -977,9 +980,23 @@ const ABORTED_ACCESSOR: PropertyDescriptor = {
   },
 };
 
-function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, grant: TurnGrant | undefined): BridgeTurn {
+function newTurn(
+  ctx: CallContext,
+  live: LiveTask,
+  resuming: boolean,
+  grant: TurnGrant | undefined,
+  store: TaskStore,
+): BridgeTurn {
   const task = live.task;
-  const state: TurnState = { ctx, live, sessionId: undefined, prompt: undefined, buildPrompt: grant?.prompt };
+  const state: TurnState = {
+    ctx,
+    live,
+    sessionId: undefined,
+    prompt: undefined,
+    buildPrompt: grant?.prompt,
+    store,
+    history: undefined,
+  };
   const turn = {
     taskId: task.id,
     contextId: task.contextId,
@@ -992,11 +1009,26 @@ function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, grant: Tur
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
   Object.defineProperty(turn, 'signal', SIGNAL_ACCESSOR);
   Object.defineProperty(turn, 'aborted', ABORTED_ACCESSOR);
+  Object.defineProperty(turn, 'history', HISTORY_ACCESSOR);
   if (grant?.prompt !== undefined) Object.defineProperty(turn, 'prompt', PROMPT_ACCESSOR);
   return turn as unknown as BridgeTurn;
 }
 
 const NO_TOOLS: readonly string[] = Object.freeze([]);
+
+/**
+ * The session's earlier conversation, read from the store when asked (see AgentTurn.history). A
+ * function bound on first read, so that `const { history } = turn` works too.
+ */
+const HISTORY_ACCESSOR: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: BridgeTurn): AgentTurn['history'] {
+    const state = this[TURN_STATE];
+    const { live, store } = state;
+    return (state.history ??= (limits) => readSessionHistory(store, live.owner, live.task, limits));
+  },
+};
 
 /** The framed prompt, built on first read (see TurnGrant.prompt). */
 const PROMPT_ACCESSOR: PropertyDescriptor = {

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { checkAgentEvent } from './events.js';
+
+describe('checkAgentEvent', () => {
+  it('accepts every well-formed event', () => {
+    const good: unknown[] = [
+      { type: 'working' },
+      { type: 'working', text: 'thinking' },
+      { type: 'text', text: 'a' },
+      { type: 'text', text: '', last: true },
+      { type: 'artifact', artifact: { parts: [{ kind: 'data', data: { a: 1 } }] } },
+      { type: 'message', parts: [{ kind: 'text', text: 'hi' }] },
+      { type: 'message', parts: [{ kind: 'url', url: 'https://example.com/a.pdf' }] },
+      { type: 'message', parts: [{ kind: 'raw', raw: 'aGk=' }] },
+      { type: 'completed' },
+      { type: 'completed', text: 'done' },
+      { type: 'input-required', question: 'Which day?' },
+      { type: 'rejected', reason: 'no' },
+      { type: 'failed', reason: 'broken' },
+    ];
+    for (const event of good) assert.equal(checkAgentEvent(event), undefined, JSON.stringify(event));
+  });
+
+  it('names what is wrong with a malformed event', () => {
+    const bad: Array<[unknown, RegExp]> = [
+      [null, /not an object/],
+      [[{ type: 'text' }], /not an object/],
+      [{ text: 'x' }, /no event type/],
+      [{ type: 'txt', text: 'x' }, /unknown event type "txt"/],
+      [{ type: 'text' }, /"text" is not a string/],
+      [{ type: 'text', text: 'a', last: 'yes' }, /"last" is not a boolean/],
+      [{ type: 'working', text: 3 }, /"text" is not a string/],
+      [{ type: 'input-required' }, /"question"/],
+      [{ type: 'failed', reason: { message: 'x' } }, /"reason"/],
+      [{ type: 'message', parts: [] }, /non-empty array/],
+      [{ type: 'message', parts: [{ kind: 'file', file: {} }] }, /not a text, data, raw or url part/],
+      [{ type: 'artifact', artifact: 'x' }, /"artifact" is not an object/],
+    ];
+    for (const [event, reason] of bad) assert.match(checkAgentEvent(event) ?? '', reason, JSON.stringify(event));
+  });
+
+  it('never throws, and never echoes a long or odd type name (property)', () => {
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        const problem = checkAgentEvent(value);
+        if (problem !== undefined) assert.ok(problem.length < 80);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
