@@ -32,7 +32,10 @@ export default function createGlossary(options: GlossaryOptions, context?: Backe
   return {
     kind: 'glossary',
     async *run(turn: AgentTurn): AsyncGenerator<AgentEvent> {
-      const asked = textOf(turn.message).trim().toLowerCase().replace(/[?.!]+$/, '');
+      const asked = textOf(turn.message)
+        .trim()
+        .toLowerCase()
+        .replace(/[?.!]+$/, '');
       const definition = terms.get(asked);
       if (definition === undefined) {
         // Log counts and ids, never what the caller wrote.
