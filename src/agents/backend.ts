@@ -116,6 +116,12 @@ export interface AgentBackend {
   runSync?(turn: AgentTurn): Iterable<AgentEvent>;
   /** Frees what the backend holds (connections, child processes); called when the gateway closes. */
   close?(): Promise<void>;
+  /**
+   * A task that waits for input (no turn running, so no signal to abort) was canceled by its
+   * caller: a backend holding something for it elsewhere (an upstream task) lets it go. Called
+   * after the cancel is stored; its failure is logged, never the caller's.
+   */
+  cancelInterrupted?(task: { readonly sessionId: string; readonly taskId: string }): Promise<void>;
 }
 
 /** Structured log lines from a backend (JSON in the gateway's log); never message content or secrets. */

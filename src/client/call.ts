@@ -28,13 +28,8 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import { AUDIT_EVENT_SPEC } from '../audit/events.js';
-import { A2AError } from '../protocol/errors.js';
-import { HOP_HEADER } from '../protocol/headers.js';
-import type { Dialect } from '../protocol/dialect.js';
-import type { A2ARequest, Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
+import type { Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
 import { isInterruptedState, isTerminalState } from '../protocol/model.js';
-import { dialectForVersion } from '../protocol/version.js';
 import {
   MemoryOutboundLedger,
   clientAuditEvent,
@@ -46,17 +41,18 @@ import {
   type ClientAuditFields,
   type OutboundLedger,
 } from './bookkeeping.js';
-import type {
-  CardResolver,
-  ClientLog,
-  GuardedClient,
-  GuardedResponse,
-  GuardedStream,
-  TrustedCard,
-} from './contracts.js';
+import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
 import type { Registry, RegistryEntry } from './registry.js';
-import { SseTooLargeError, readSseEvents } from './sse-reader.js';
 import { REGISTRY_NAME_PATTERN } from './registry.js';
+import {
+  CallFailure,
+  RemoteRpc,
+  resolveEndpoint,
+  shapeOptions,
+  streamFailure,
+  withTotalTimeout,
+  type RemoteEndpoint as Endpoint,
+} from './remote.js';
 import {
   STRICT_ID_PATTERN,
   errorResult,
@@ -66,6 +62,9 @@ import {
   type CallResult,
   type ShapeOptions,
 } from './result.js';
+
+// Kept here too: it was first exported from this module.
+export { errorTypeOf } from './remote.js';
 
 /**
  * Longest message sent, in UTF-16 code units (what `String.length` counts).
@@ -159,44 +158,6 @@ export interface OutboundCallerOptions {
   newId?: () => string;
 }
 
-/** The resolved endpoint of one call. */
-interface Endpoint {
-  entry: RegistryEntry;
-  dialect: Dialect;
-  url: string;
-  tenant?: string;
-  headers: Record<string, string>;
-  shape: ShapeOptions;
-  /** The trusted card declares `capabilities.streaming`. */
-  streaming: boolean;
-}
-
-/** A failure with everything known at that point; turned into an error result at the top. */
-class CallFailure extends Error {
-  readonly errorType: CallErrorType;
-  taskId?: string;
-  contextId?: string;
-  taskState?: TaskState;
-  readonly remoteText?: string;
-  readonly detail?: string;
-
-  constructor(errorType: CallErrorType, options: { remoteText?: string; detail?: string } = {}) {
-    super(errorType);
-    this.name = 'CallFailure';
-    this.errorType = errorType;
-    if (options.remoteText !== undefined) this.remoteText = options.remoteText;
-    if (options.detail !== undefined) this.detail = options.detail;
-  }
-
-  /** Attaches a task's ids and state, once a task exists. */
-  about(task: Pick<Task, 'id' | 'contextId'> & { state?: TaskState }): this {
-    this.taskId = task.id;
-    this.contextId = task.contextId;
-    if (task.state !== undefined) this.taskState = task.state;
-    return this;
-  }
-}
-
 /** Refusals by config or policy: audited as `denied`; everything else as `error`. */
 const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
   'agent_not_configured',
@@ -212,8 +173,6 @@ const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
   'invalid_params',
 ]);
 
-/** Every call error type is an audit reason of a2a.client.* rows (see src/audit/events.ts). */
-const CLIENT_REASONS: ReadonlySet<string> = new Set(AUDIT_EVENT_SPEC['a2a.client.send'].reasons);
 const PRINCIPAL_KEY = /^[\x20-\x7e]{1,512}$/;
 
 /**
@@ -227,7 +186,7 @@ const PRINCIPAL_KEY = /^[\x20-\x7e]{1,512}$/;
  */
 export class OutboundCaller {
   readonly #registry: Registry;
-  readonly #transport: GuardedClient;
+  readonly #remote: RemoteRpc;
   readonly #cards: CardResolver;
   readonly #audit: AuditHook | undefined;
   readonly #ledger: OutboundLedger;
@@ -235,11 +194,10 @@ export class OutboundCaller {
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #newId: () => string;
-  #rpcId = 0;
 
   constructor(options: OutboundCallerOptions) {
     this.#registry = options.registry;
-    this.#transport = options.transport;
+    this.#remote = new RemoteRpc(options.transport);
     this.#cards = options.cards;
     this.#audit = options.audit;
     this.#ledger = options.ledger ?? new MemoryOutboundLedger();
@@ -277,7 +235,7 @@ export class OutboundCaller {
 
     let endpoint: Endpoint | undefined;
     try {
-      endpoint = await this.#endpoint(entry);
+      endpoint = await resolveEndpoint(entry, this.#cards);
       const message: Message = {
         messageId: this.#newId(),
         role: 'user',
@@ -311,11 +269,15 @@ export class OutboundCaller {
       const decode = (result: unknown) => endpoint!.dialect.decodeSendResult(result);
       let sent: SendResult;
       if (!followUp) {
-        sent = await this.#rpc(endpoint, { method: 'send', params: sendParams }, decode);
+        sent = await this.#remote.call(endpoint, { method: 'send', params: sendParams }, decode);
       } else {
         const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
         try {
-          sent = await this.#rpc(withTotalTimeout(endpoint, remaining), { method: 'send', params: sendParams }, decode);
+          sent = await this.#remote.call(
+            withTotalTimeout(endpoint, remaining),
+            { method: 'send', params: sendParams },
+            decode,
+          );
         } catch (error) {
           const failure = this.#asFailure(error);
           if (failure.errorType !== 'request_timeout') throw failure;
@@ -382,8 +344,8 @@ export class OutboundCaller {
     }
     let endpoint: Endpoint | undefined;
     try {
-      endpoint = await this.#endpoint(entry);
-      const task = await this.#getTask(endpoint, taskId);
+      endpoint = await resolveEndpoint(entry, this.#cards);
+      const task = await this.#remote.getTask(endpoint, taskId);
       return await this.#finish('a2a.client.get', entry, principalKey, { kind: 'task', task }, 0);
     } catch (error) {
       const failure = this.#asFailure(error);
@@ -416,7 +378,7 @@ export class OutboundCaller {
       await this.#sleep(Math.min(pollIntervalMs, remaining));
       polls += 1;
       try {
-        task = await this.#getTask(endpoint, task.id);
+        task = await this.#remote.getTask(endpoint, task.id);
       } catch (error) {
         throw this.#asFailure(error).about({ id: task.id, contextId: task.contextId, state: task.status.state });
       }
@@ -424,29 +386,11 @@ export class OutboundCaller {
     return task;
   }
 
-  async #getTask(endpoint: Endpoint, id: string): Promise<Task> {
-    const task = await this.#rpc(
-      endpoint,
-      { method: 'get', params: { id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) } },
-      (result) => endpoint.dialect.decodeTask(result),
-    );
-    // An answer about another task is not an answer.
-    if (task.id !== id) throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
-    return task;
-  }
-
   /** CancelTask, best effort: the state the remote reports, or the last one known. */
   async #cancelQuietly(endpoint: Endpoint, task: Task): Promise<TaskState> {
     const short = withTotalTimeout(endpoint, CANCEL_TIMEOUT_MS);
     try {
-      const canceled = await this.#rpc(
-        short,
-        {
-          method: 'cancel',
-          params: { id: task.id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) },
-        },
-        (result) => endpoint.dialect.decodeTask(result),
-      );
+      const canceled = await this.#remote.cancelTask(short, task.id);
       return canceled.id === task.id ? canceled.status.state : task.status.state;
     } catch (error) {
       this.#log('a2a.client.cancel_failed', { agent: endpoint.entry.name, reason: this.#asFailure(error).errorType });
@@ -469,10 +413,7 @@ export class OutboundCaller {
     started: number,
     known: { id: string; contextId: string } | undefined,
   ): Promise<SendResult> {
-    const { entry, dialect } = endpoint;
-    const encoded = dialect.encodeRequest({ method: 'stream', params });
-    this.#rpcId += 1;
-    const id = this.#rpcId;
+    const { entry } = endpoint;
     const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
     const abort = new AbortController();
     let task: Task | undefined =
@@ -487,72 +428,9 @@ export class OutboundCaller {
           };
     let opened = false;
     try {
-      let response: GuardedStream;
-      try {
-        response = await this.#transport.stream({
-          method: 'POST',
-          url: endpoint.url,
-          headers: { ...endpoint.headers, accept: 'text/event-stream, application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
-          maxResponseBytes: entry.maxResponseBytes,
-          timeouts: {
-            connectMs: Math.min(entry.timeouts.connectMs, remaining),
-            readMs: Math.min(entry.timeouts.readMs, remaining),
-            totalMs: remaining,
-          },
-          privateNetwork: entry.privateNetwork,
-          signal: abort.signal,
-        });
-      } catch (error) {
-        throw new CallFailure(errorTypeOf(error, 'network_error'));
-      }
-      if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
-      const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
-      if (encoding !== '' && encoding !== 'identity') {
-        throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
-      }
-      const ok = response.status >= 200 && response.status < 300;
-      const contentType = (headerOf(response, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-      if (contentType !== 'text/event-stream') {
-        // A remote may refuse a stream with a plain JSON-RPC error.
-        const frame = await readFrame(response.body);
-        if (frame?.jsonrpc === '2.0' && frame.error !== undefined) {
-          throw failureFromRpcError(dialect.decodeError(frame.error));
-        }
-        throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
-          detail: ok ? 'the remote did not answer with an event stream' : `the remote answered HTTP ${response.status}`,
-        });
-      }
-      if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
+      const events = await this.#remote.openStream(endpoint, params, { totalMs: remaining, signal: abort.signal });
       opened = true;
-      for await (const sse of readSseEvents(response.body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes))) {
-        let frame: Record<string, unknown> | undefined;
-        try {
-          const parsed: unknown = JSON.parse(sse.data);
-          if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-            frame = parsed as Record<string, unknown>;
-          }
-        } catch {
-          frame = undefined;
-        }
-        if (frame === undefined || frame.jsonrpc !== '2.0') {
-          throw new CallFailure('invalid_response', { detail: 'a stream event is not JSON-RPC 2.0' });
-        }
-        if (frame.error !== undefined) {
-          const failure = failureFromRpcError(dialect.decodeError(frame.error));
-          if (task !== undefined) failure.about({ id: task.id, contextId: task.contextId, state: task.status.state });
-          throw failure;
-        }
-        if (frame.id !== id) {
-          throw new CallFailure('invalid_response', { detail: 'a stream event id does not match the request' });
-        }
-        let event: StreamEvent;
-        try {
-          event = dialect.decodeStreamEvent(frame.result);
-        } catch (error) {
-          if (error instanceof A2AError) throw new CallFailure('invalid_response');
-          throw error;
-        }
+      for await (const event of events) {
         if (event.kind === 'message') {
           // A direct answer with no task ends the exchange; on a task it is the task's news.
           if (task === undefined || known !== undefined) {
@@ -572,6 +450,10 @@ export class OutboundCaller {
       });
     } catch (error) {
       const failure = this.#streamFailure(error, entry);
+      // An error event of an open stream is about the task known so far.
+      if (opened && failure.fromRpcError && task !== undefined && failure.taskId === undefined) {
+        failure.about({ id: task.id, contextId: task.contextId, state: task.status.state });
+      }
       // The remote's own error ends its side of the exchange; anything else, once the stream
       // is open (or the wait for it timed out), leaves a task running that nobody reads.
       const cancel = opened || failure.errorType === 'request_timeout';
@@ -593,103 +475,7 @@ export class OutboundCaller {
 
   /** A failure while streaming, with transport and SSE-parser errors given their types. */
   #streamFailure(error: unknown, entry: RegistryEntry): CallFailure {
-    if (error instanceof CallFailure) return error;
-    if (error instanceof SseTooLargeError) {
-      return new CallFailure('response_too_large', {
-        detail: `a stream event is larger than max_response_bytes (${entry.maxResponseBytes})`,
-      });
-    }
-    const type = errorTypeOf(error, 'invalid_response');
-    if (type !== 'invalid_response') return new CallFailure(type);
-    return this.#asFailure(error);
-  }
-
-  async #endpoint(entry: RegistryEntry): Promise<Endpoint> {
-    let trusted: TrustedCard;
-    try {
-      trusted = await this.#cards.resolve(entry);
-    } catch (error) {
-      throw new CallFailure(errorTypeOf(error, 'card_invalid'));
-    }
-    const { url, version } = trusted.endpoint;
-    const dialect = dialectForVersion(version);
-    // v1.0 clients MUST copy the interface's tenant into every request (§8.3.2); v0.3 has none.
-    const tenant = version === '1.0' ? trusted.endpoint.tenant : undefined;
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      // A byte cap on the wire bounds what is read only when nothing is decompressed after it.
-      'accept-encoding': 'identity',
-      [HOP_HEADER]: '1',
-    };
-    // A missing A2A-Version means 0.3 (§3.6.2), so it is sent only for 1.0.
-    if (version === '1.0') headers['a2a-version'] = '1.0';
-    if (entry.auth !== undefined) headers.authorization = entry.auth.header();
-    return {
-      entry,
-      dialect,
-      url,
-      ...(tenant !== undefined && { tenant }),
-      headers,
-      shape: shapeOptions(entry),
-      streaming: trusted.card.capabilities?.streaming === true,
-    };
-  }
-
-  /** One JSON-RPC exchange: encode, send, check the envelope, decode. */
-  async #rpc<T>(endpoint: Endpoint, request: A2ARequest, decode: (result: unknown) => T): Promise<T> {
-    const encoded = endpoint.dialect.encodeRequest(request);
-    this.#rpcId += 1;
-    const id = this.#rpcId;
-    const { entry } = endpoint;
-    let response: GuardedResponse;
-    try {
-      response = await this.#transport.request({
-        method: 'POST',
-        url: endpoint.url,
-        headers: endpoint.headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
-        maxResponseBytes: entry.maxResponseBytes,
-        timeouts: entry.timeouts,
-        privateNetwork: entry.privateNetwork,
-      });
-    } catch (error) {
-      throw new CallFailure(errorTypeOf(error, 'network_error'));
-    }
-    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
-    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') {
-      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
-    }
-    const ok = response.status >= 200 && response.status < 300;
-    let frame: unknown;
-    try {
-      frame = JSON.parse(response.body.toString('utf8'));
-    } catch {
-      throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
-        detail: ok ? 'the remote did not answer JSON' : `the remote answered HTTP ${response.status}`,
-      });
-    }
-    const record =
-      frame !== null && typeof frame === 'object' && !Array.isArray(frame)
-        ? (frame as Record<string, unknown>)
-        : undefined;
-    if (record === undefined || record.jsonrpc !== '2.0') {
-      throw new CallFailure('invalid_response', { detail: 'the remote did not answer JSON-RPC 2.0' });
-    }
-    if (record.error !== undefined) throw failureFromRpcError(endpoint.dialect.decodeError(record.error));
-    // An error may come back with a null id (the server could not read ours); a result may not.
-    if (record.id !== id)
-      throw new CallFailure('invalid_response', { detail: 'the response id does not match the request' });
-    if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
-    if (record.result === undefined)
-      throw new CallFailure('invalid_response', { detail: 'the response has no result' });
-    try {
-      return decode(record.result);
-    } catch (error) {
-      if (error instanceof A2AError) throw new CallFailure('invalid_response');
-      throw error;
-    }
+    return streamFailure(error, entry) ?? this.#asFailure(error);
   }
 
   // --- results, mirrors and audit ----------------------------------------------------------
@@ -771,25 +557,6 @@ export class OutboundCaller {
 
 // ---------------------------------------------------------------------------------------------
 
-/** The endpoint with every request timeout cut to at most `ms`. */
-function withTotalTimeout(endpoint: Endpoint, ms: number): Endpoint {
-  const { timeouts } = endpoint.entry;
-  return {
-    ...endpoint,
-    entry: {
-      ...endpoint.entry,
-      timeouts: {
-        connectMs: Math.min(timeouts.connectMs, ms),
-        readMs: Math.min(timeouts.readMs, ms),
-        totalMs: Math.min(timeouts.totalMs, ms),
-      },
-    },
-  };
-}
-
-/** One stream event, at most 1 MiB (and never more than the whole stream's cap). */
-const MAX_SSE_EVENT_BYTES = 1024 * 1024;
-
 /**
  * Folds one stream event into the task seen so far. `followUp`: the task was named by the
  * caller, so every event must be about it. An event about another task is invalid.
@@ -833,20 +600,6 @@ function foldStreamEvent(
   return task;
 }
 
-/** A capped non-SSE body read whole, as a JSON-RPC frame when it is one. */
-async function readFrame(body: AsyncIterable<Buffer>): Promise<Record<string, unknown> | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk);
-  try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Terminal, or waiting for the caller: either way the poll loop stops. */
 function isSettled(state: TaskState): boolean {
   return isTerminalState(state) || isInterruptedState(state);
@@ -881,42 +634,4 @@ function isPrincipalKey(key: unknown): boolean {
 
 function principalOf(key: string | undefined): string {
   return key ?? DEFAULT_PRINCIPAL_KEY;
-}
-
-function shapeOptions(entry: RegistryEntry): ShapeOptions {
-  return {
-    agent: entry.name,
-    maxReplyChars: entry.maxReplyChars,
-    ...(entry.auth !== undefined && { secrets: [entry.auth.valueForRedaction()] }),
-  };
-}
-
-function headerOf(response: Pick<GuardedResponse, 'headers'>, name: string): string | undefined {
-  const headers = response.headers ?? {};
-  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
-  return undefined;
-}
-
-/**
- * A thrown transport or trust error as an error type: its `code` when that is in the
- * vocabulary (`proxy_refused` included), else `fallback`.
- *
- * @example
- * ```ts
- * errorTypeOf(new OutboundError('address_blocked', '…'), 'network_error'); // 'address_blocked'
- * errorTypeOf(new TypeError('x'), 'card_invalid');                        // 'card_invalid'
- * ```
- */
-export function errorTypeOf(error: unknown, fallback: CallErrorType): CallErrorType {
-  const code = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
-  if (typeof code === 'string' && CLIENT_REASONS.has(code)) return code as CallErrorType;
-  if (code === 'proxy_refused') return 'network_error';
-  return fallback;
-}
-
-function failureFromRpcError(error: A2AError): CallFailure {
-  if (error.code === 'TASK_NOT_FOUND') return new CallFailure('task_not_found');
-  if (error.code === 'INVALID_AGENT_RESPONSE') return new CallFailure('invalid_response');
-  // The remote's own words go back framed; the code number is ours to show.
-  return new CallFailure('remote_error', { remoteText: `JSON-RPC error ${error.rpcCode}: ${error.message}` });
 }

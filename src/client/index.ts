@@ -81,3 +81,5 @@ export {
 export type { OutboundLog, OutboundRuntime, OutboundSetup } from './wiring.js';
 export { FileOutboundLedger, parseLedgerFile } from './file-ledger.js';
 export type { FileOutboundLedgerOptions, LedgerRow } from './file-ledger.js';
+export { createUpstreamConnector } from './upstream.js';
+export type { UpstreamConnectorRuntime, UpstreamConnectorSetup } from './upstream.js';

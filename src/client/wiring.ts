@@ -268,8 +268,13 @@ export function ledgerPathFor(pinsPath: string): string {
 /**
  * Card fetches carry the hop header too, like every request of the outbound client: another
  * Airlock refuses them (loop protection) before any call is made.
+ *
+ * @example
+ * ```ts
+ * const trust = new CardTrust({ client: withHopHeader(transport), pins, log });
+ * ```
  */
-function withHopHeader(transport: NetClient): CardFetcher {
+export function withHopHeader(transport: NetClient): CardFetcher {
   return {
     request: (options) => transport.request({ ...options, headers: { ...options.headers, [HOP_HEADER]: '1' } }),
   };

@@ -288,6 +288,7 @@ export class TaskService {
           outputChars: replyChars(canceled),
           reason: 'canceled_by_client',
         });
+        this.#releaseInterrupted(ctx, canceled);
         return canceled;
       }
     }
@@ -300,6 +301,16 @@ export class TaskService {
     this.#release(live);
     await flushed(live);
     return live.task;
+  }
+
+  /** Tells the backend a waiting task it may hold something for is canceled (see cancelInterrupted). */
+  #releaseInterrupted(ctx: CallContext, task: Task): void {
+    const backend = ctx.backend;
+    if (backend.cancelInterrupted === undefined) return;
+    const sessionId = deriveSessionId(ctx.principalKey, ctx.agentSlug, task.contextId);
+    backend.cancelInterrupted({ sessionId, taskId: task.id }).catch((error: unknown) => {
+      this.#log('warn', 'backend_cancel_failed', { taskId: task.id, error: describe(error) });
+    });
   }
 
   /**

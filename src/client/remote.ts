@@ -1,0 +1,510 @@
+/**
+ * One remote A2A agent as the outbound side talks to it: the endpoint its trusted card names
+ * (URL, dialect, tenant, the headers every request carries), and JSON-RPC exchanges with it
+ * over the guarded transport — whole requests, and SSE streams read under the entry's byte cap.
+ * Shared by the outbound client (`OutboundCaller`, call.ts) and the upstream connector
+ * (upstream.ts), so that both send exactly the same requests and read answers the same way.
+ *
+ * Every failure is a {@link CallFailure} with an error type from the fixed vocabulary
+ * (result.ts); the remote's own words only ever travel in `remoteText`, for framing.
+ *
+ * @example
+ * ```ts
+ * const endpoint = await resolveEndpoint(entry, cards);
+ * const rpc = new RemoteRpc(transport);
+ * const task = await rpc.getTask(endpoint, 'task-1');
+ * ```
+ */
+import { AUDIT_EVENT_SPEC } from '../audit/events.js';
+import { A2AError } from '../protocol/errors.js';
+import { HOP_HEADER } from '../protocol/headers.js';
+import type { Dialect } from '../protocol/dialect.js';
+import type { A2ARequest, SendParams, StreamEvent, Task, TaskState } from '../protocol/model.js';
+import { dialectForVersion } from '../protocol/version.js';
+import type { CardResolver, GuardedClient, GuardedResponse, GuardedStream, TrustedCard } from './contracts.js';
+import type { RegistryEntry } from './registry.js';
+import { SseTooLargeError, readSseEvents } from './sse-reader.js';
+import type { CallErrorType, ShapeOptions } from './result.js';
+
+/**
+ * One stream event is read whole before it is decoded: at most 1 MiB (and never more than the
+ * whole stream's cap).
+ *
+ * @example
+ * ```ts
+ * readSseEvents(body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes));
+ * ```
+ */
+export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+
+/**
+ * The resolved endpoint of one registry entry, from its trusted card.
+ *
+ * @example
+ * ```ts
+ * const endpoint: RemoteEndpoint = await resolveEndpoint(entry, cards);
+ * endpoint.streaming; // the card declares capabilities.streaming
+ * ```
+ */
+export interface RemoteEndpoint {
+  entry: RegistryEntry;
+  dialect: Dialect;
+  url: string;
+  tenant?: string;
+  /** Sent on every request: content type, the hop header, the version header, the entry's bearer token. */
+  headers: Record<string, string>;
+  shape: ShapeOptions;
+  /** The trusted card declares `capabilities.streaming`. */
+  streaming: boolean;
+}
+
+/**
+ * A failed exchange with everything known at that point: its error type, the remote's own
+ * text (for framing, never shown bare), a local explanation, and the task's ids and state once
+ * a task exists.
+ *
+ * @example
+ * ```ts
+ * throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' }).about(task);
+ * ```
+ */
+export class CallFailure extends Error {
+  readonly errorType: CallErrorType;
+  taskId?: string;
+  contextId?: string;
+  taskState?: TaskState;
+  readonly remoteText?: string;
+  readonly detail?: string;
+  /**
+   * The remote answered with a JSON-RPC error: it ended its side of the exchange itself, so a
+   * task it runs need not be canceled.
+   */
+  readonly fromRpcError: boolean;
+
+  constructor(
+    errorType: CallErrorType,
+    options: { remoteText?: string; detail?: string; fromRpcError?: boolean } = {},
+  ) {
+    super(errorType);
+    this.name = 'CallFailure';
+    this.errorType = errorType;
+    if (options.remoteText !== undefined) this.remoteText = options.remoteText;
+    if (options.detail !== undefined) this.detail = options.detail;
+    this.fromRpcError = options.fromRpcError === true;
+  }
+
+  /** Attaches a task's ids and state, once a task exists. */
+  about(task: Pick<Task, 'id' | 'contextId'> & { state?: TaskState }): this {
+    this.taskId = task.id;
+    this.contextId = task.contextId;
+    if (task.state !== undefined) this.taskState = task.state;
+    return this;
+  }
+}
+
+/**
+ * The endpoint of `entry`: its card, checked by card trust (pins, origins), gives the URL,
+ * the dialect and the tenant; the headers are Airlock's own and the entry's bearer token.
+ * Nothing of a caller's request is in them.
+ *
+ * @example
+ * ```ts
+ * const endpoint = await resolveEndpoint(registry.get('travel'), cards);
+ * ```
+ * @throws CallFailure with the card trust error's type (`card_pin_mismatch`, `address_blocked`, …)
+ */
+export async function resolveEndpoint(entry: RegistryEntry, cards: CardResolver): Promise<RemoteEndpoint> {
+  let trusted: TrustedCard;
+  try {
+    trusted = await cards.resolve(entry);
+  } catch (error) {
+    throw new CallFailure(errorTypeOf(error, 'card_invalid'));
+  }
+  const { url, version } = trusted.endpoint;
+  const dialect = dialectForVersion(version);
+  // v1.0 clients MUST copy the interface's tenant into every request (§8.3.2); v0.3 has none.
+  const tenant = version === '1.0' ? trusted.endpoint.tenant : undefined;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    // A byte cap on the wire bounds what is read only when nothing is decompressed after it.
+    'accept-encoding': 'identity',
+    [HOP_HEADER]: '1',
+  };
+  // A missing A2A-Version means 0.3 (§3.6.2), so it is sent only for 1.0.
+  if (version === '1.0') headers['a2a-version'] = '1.0';
+  if (entry.auth !== undefined) headers.authorization = entry.auth.header();
+  return {
+    entry,
+    dialect,
+    url,
+    ...(tenant !== undefined && { tenant }),
+    headers,
+    shape: shapeOptions(entry),
+    streaming: trusted.card.capabilities?.streaming === true,
+  };
+}
+
+/**
+ * The endpoint with every request timeout cut to at most `ms`.
+ *
+ * @example
+ * ```ts
+ * await rpc.cancelTask(withTotalTimeout(endpoint, 10_000), task.id);
+ * ```
+ */
+export function withTotalTimeout(endpoint: RemoteEndpoint, ms: number): RemoteEndpoint {
+  const { timeouts } = endpoint.entry;
+  return {
+    ...endpoint,
+    entry: {
+      ...endpoint.entry,
+      timeouts: {
+        connectMs: Math.min(timeouts.connectMs, ms),
+        readMs: Math.min(timeouts.readMs, ms),
+        totalMs: Math.min(timeouts.totalMs, ms),
+      },
+    },
+  };
+}
+
+/**
+ * How results of `entry` are shaped: its name, its reply cap, and its bearer token as a value
+ * that must never appear in a result.
+ *
+ * @example
+ * ```ts
+ * shapeResult({ kind: 'task', task }, shapeOptions(entry));
+ * ```
+ */
+export function shapeOptions(entry: RegistryEntry): ShapeOptions {
+  return {
+    agent: entry.name,
+    maxReplyChars: entry.maxReplyChars,
+    ...(entry.auth !== undefined && { secrets: [entry.auth.valueForRedaction()] }),
+  };
+}
+
+/** Every call error type is an audit reason of a2a.client.* rows (see src/audit/events.ts). */
+const CLIENT_REASONS: ReadonlySet<string> = new Set(AUDIT_EVENT_SPEC['a2a.client.send'].reasons);
+
+/**
+ * A thrown transport or trust error as an error type: its `code` when that is in the
+ * vocabulary (`proxy_refused` included), else `fallback`.
+ *
+ * @example
+ * ```ts
+ * errorTypeOf(new OutboundError('address_blocked', '…'), 'network_error'); // 'address_blocked'
+ * errorTypeOf(new TypeError('x'), 'card_invalid');                        // 'card_invalid'
+ * ```
+ */
+export function errorTypeOf(error: unknown, fallback: CallErrorType): CallErrorType {
+  const code = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && CLIENT_REASONS.has(code)) return code as CallErrorType;
+  if (code === 'proxy_refused') return 'network_error';
+  return fallback;
+}
+
+/**
+ * A remote's JSON-RPC error as a failure: TaskNotFound and InvalidAgentResponse keep their
+ * meaning; anything else is `remote_error`, with the remote's words as text to frame.
+ *
+ * @example
+ * ```ts
+ * throw failureFromRpcError(endpoint.dialect.decodeError(frame.error));
+ * ```
+ */
+export function failureFromRpcError(error: A2AError): CallFailure {
+  if (error.code === 'TASK_NOT_FOUND') return new CallFailure('task_not_found', { fromRpcError: true });
+  if (error.code === 'INVALID_AGENT_RESPONSE') return new CallFailure('invalid_response', { fromRpcError: true });
+  // The remote's own words go back framed; the code number is ours to show.
+  return new CallFailure('remote_error', {
+    remoteText: `JSON-RPC error ${error.rpcCode}: ${error.message}`,
+    fromRpcError: true,
+  });
+}
+
+/**
+ * A failure while reading a stream, with transport and SSE-parser errors given their types;
+ * `undefined` for anything else (a bug: the caller logs it by name and reports
+ * `invalid_response`).
+ *
+ * @example
+ * ```ts
+ * const failure = streamFailure(error, entry) ?? new CallFailure('invalid_response');
+ * ```
+ */
+export function streamFailure(error: unknown, entry: RegistryEntry): CallFailure | undefined {
+  if (error instanceof CallFailure) return error;
+  if (error instanceof SseTooLargeError) {
+    return new CallFailure('response_too_large', {
+      detail: `a stream event is larger than max_response_bytes (${entry.maxResponseBytes})`,
+    });
+  }
+  const type = errorTypeOf(error, 'invalid_response');
+  return type === 'invalid_response' ? undefined : new CallFailure(type);
+}
+
+/**
+ * Options of {@link RemoteRpc.openStream}.
+ *
+ * @example
+ * ```ts
+ * const options: StreamOptions = { totalMs: 5_000, signal: abort.signal };
+ * ```
+ */
+export interface StreamOptions {
+  /** The whole stream's time limit (what is left of `max_wait_s`); connect and read are cut to it too. */
+  totalMs: number;
+  /** Aborting it ends the stream (and the request, if it is still being sent). */
+  signal?: AbortSignal;
+}
+
+/**
+ * JSON-RPC 2.0 over the guarded transport, against a {@link RemoteEndpoint}. Request ids count
+ * from 1 per instance.
+ *
+ * @example
+ * ```ts
+ * const rpc = new RemoteRpc(transport);
+ * const sent = await rpc.call(endpoint, { method: 'send', params }, (r) => endpoint.dialect.decodeSendResult(r));
+ * ```
+ */
+export class RemoteRpc {
+  readonly #transport: GuardedClient;
+  #rpcId = 0;
+
+  constructor(transport: GuardedClient) {
+    this.#transport = transport;
+  }
+
+  /**
+   * One JSON-RPC exchange: encode, send, check the envelope, decode. `signal` aborts the
+   * request (the transport then reports `network_error`, or `request_timeout` for a timeout
+   * reason).
+   *
+   * @example
+   * ```ts
+   * const task = await rpc.call(endpoint, { method: 'get', params: { id } }, (r) => endpoint.dialect.decodeTask(r));
+   * ```
+   */
+  async call<T>(
+    endpoint: RemoteEndpoint,
+    request: A2ARequest,
+    decode: (result: unknown) => T,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const encoded = endpoint.dialect.encodeRequest(request);
+    const id = this.#nextId();
+    const { entry } = endpoint;
+    let response: GuardedResponse;
+    try {
+      response = await this.#transport.request({
+        method: 'POST',
+        url: endpoint.url,
+        headers: endpoint.headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+        maxResponseBytes: entry.maxResponseBytes,
+        timeouts: entry.timeouts,
+        privateNetwork: entry.privateNetwork,
+        ...(signal !== undefined && { signal }),
+      });
+    } catch (error) {
+      throw new CallFailure(errorTypeOf(error, 'network_error'));
+    }
+    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
+    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') {
+      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
+    }
+    const ok = response.status >= 200 && response.status < 300;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
+        detail: ok ? 'the remote did not answer JSON' : `the remote answered HTTP ${response.status}`,
+      });
+    }
+    const record =
+      frame !== null && typeof frame === 'object' && !Array.isArray(frame)
+        ? (frame as Record<string, unknown>)
+        : undefined;
+    if (record === undefined || record.jsonrpc !== '2.0') {
+      throw new CallFailure('invalid_response', { detail: 'the remote did not answer JSON-RPC 2.0' });
+    }
+    if (record.error !== undefined) throw failureFromRpcError(endpoint.dialect.decodeError(record.error));
+    // An error may come back with a null id (the server could not read ours); a result may not.
+    if (record.id !== id)
+      throw new CallFailure('invalid_response', { detail: 'the response id does not match the request' });
+    if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
+    if (record.result === undefined)
+      throw new CallFailure('invalid_response', { detail: 'the response has no result' });
+    try {
+      return decode(record.result);
+    } catch (error) {
+      if (error instanceof A2AError) throw new CallFailure('invalid_response');
+      throw error;
+    }
+  }
+
+  /**
+   * GetTask; an answer about another task is `invalid_response`.
+   *
+   * @example
+   * ```ts
+   * const task = await rpc.getTask(endpoint, 'task-1');
+   * ```
+   */
+  async getTask(endpoint: RemoteEndpoint, id: string, signal?: AbortSignal): Promise<Task> {
+    const task = await this.call(
+      endpoint,
+      { method: 'get', params: { id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) } },
+      (result) => endpoint.dialect.decodeTask(result),
+      signal,
+    );
+    if (task.id !== id) throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
+    return task;
+  }
+
+  /**
+   * CancelTask: the task as the remote reports it after the cancel.
+   *
+   * @example
+   * ```ts
+   * const canceled = await rpc.cancelTask(withTotalTimeout(endpoint, 10_000), 'task-1');
+   * ```
+   */
+  async cancelTask(endpoint: RemoteEndpoint, id: string): Promise<Task> {
+    return this.call(
+      endpoint,
+      { method: 'cancel', params: { id, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) } },
+      (result) => endpoint.dialect.decodeTask(result),
+    );
+  }
+
+  /**
+   * SendStreamingMessage: sends the request through the guarded transport's `stream()`, with
+   * `max_response_bytes` as the cap over the whole stream and `options.totalMs` as its time
+   * limit, and checks the answer is an event stream (a JSON-RPC error instead is thrown as
+   * one). Resolves once the stream is open, with its events, decoded: an event that is not
+   * JSON-RPC, answers another request, or does not decode ends the iteration with
+   * `invalid_response`; a JSON-RPC error event with its failure (`fromRpcError`); a cut or
+   * timeout with the transport's type (see {@link streamFailure}). Leaving the iteration early
+   * closes the stream.
+   *
+   * @example
+   * ```ts
+   * const events = await rpc.openStream(endpoint, params, { totalMs: 30_000 });
+   * for await (const event of events) if (event.kind === 'status-update' && event.final) break;
+   * ```
+   */
+  async openStream(
+    endpoint: RemoteEndpoint,
+    params: SendParams,
+    options: StreamOptions,
+  ): Promise<AsyncGenerator<StreamEvent, void, undefined>> {
+    const { entry, dialect } = endpoint;
+    const encoded = dialect.encodeRequest({ method: 'stream', params });
+    const id = this.#nextId();
+    const totalMs = Math.max(1, options.totalMs);
+    let response: GuardedStream;
+    try {
+      response = await this.#transport.stream({
+        method: 'POST',
+        url: endpoint.url,
+        headers: { ...endpoint.headers, accept: 'text/event-stream, application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+        maxResponseBytes: entry.maxResponseBytes,
+        timeouts: {
+          connectMs: Math.min(entry.timeouts.connectMs, totalMs),
+          readMs: Math.min(entry.timeouts.readMs, totalMs),
+          totalMs,
+        },
+        privateNetwork: entry.privateNetwork,
+        ...(options.signal !== undefined && { signal: options.signal }),
+      });
+    } catch (error) {
+      throw new CallFailure(errorTypeOf(error, 'network_error'));
+    }
+    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
+    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') {
+      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
+    }
+    const ok = response.status >= 200 && response.status < 300;
+    const contentType = (headerOf(response, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (contentType !== 'text/event-stream') {
+      // A remote may refuse a stream with a plain JSON-RPC error.
+      const frame = await readFrame(response.body);
+      if (frame?.jsonrpc === '2.0' && frame.error !== undefined) {
+        throw failureFromRpcError(dialect.decodeError(frame.error));
+      }
+      throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
+        detail: ok ? 'the remote did not answer with an event stream' : `the remote answered HTTP ${response.status}`,
+      });
+    }
+    if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
+    return decodeEvents(response.body, endpoint, id);
+  }
+
+  #nextId(): number {
+    this.#rpcId += 1;
+    return this.#rpcId;
+  }
+}
+
+/** The decoded events of an open stream (see {@link RemoteRpc.openStream}). */
+async function* decodeEvents(
+  body: AsyncIterable<Buffer>,
+  endpoint: RemoteEndpoint,
+  id: number,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const { entry, dialect } = endpoint;
+  for await (const sse of readSseEvents(body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes))) {
+    let frame: Record<string, unknown> | undefined;
+    try {
+      const parsed: unknown = JSON.parse(sse.data);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        frame = parsed as Record<string, unknown>;
+      }
+    } catch {
+      frame = undefined;
+    }
+    if (frame === undefined || frame.jsonrpc !== '2.0') {
+      throw new CallFailure('invalid_response', { detail: 'a stream event is not JSON-RPC 2.0' });
+    }
+    if (frame.error !== undefined) throw failureFromRpcError(dialect.decodeError(frame.error));
+    if (frame.id !== id) {
+      throw new CallFailure('invalid_response', { detail: 'a stream event id does not match the request' });
+    }
+    let event: StreamEvent;
+    try {
+      event = dialect.decodeStreamEvent(frame.result);
+    } catch (error) {
+      if (error instanceof A2AError) throw new CallFailure('invalid_response');
+      throw error;
+    }
+    yield event;
+  }
+}
+
+/** A capped non-SSE body read whole, as a JSON-RPC frame when it is one. */
+async function readFrame(body: AsyncIterable<Buffer>): Promise<Record<string, unknown> | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function headerOf(response: Pick<GuardedResponse, 'headers'>, name: string): string | undefined {
+  const headers = response.headers ?? {};
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+}

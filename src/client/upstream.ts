@@ -1,0 +1,278 @@
+/**
+ * The upstream connector: how `a2a` backends (src/agents/upstream/) reach the A2A agents they
+ * stand in front of. It is the outbound client's machinery without its caller-facing side: the
+ * registry file names the agents, the guarded transport (`src/net`) carries every request
+ * (https, or http to loopback; no private or metadata address unless allowed; no redirects;
+ * byte caps and timeouts), card trust (`src/trust`) checks each card against its pin, and the
+ * same JSON-RPC exchanges as `OutboundCaller` (`./remote.ts`) speak the dialect the card names.
+ *
+ * Each request carries only what Airlock puts there: the hop header, the version header and the
+ * entry's own bearer token. The backend hands over text; the message around it is new (new
+ * messageId, one text part), so nothing of the inbound request travels on.
+ *
+ * @example
+ * ```ts
+ * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
+ * connector.assertUpstream('upstream');             // at startup: throws when the registry has no such entry
+ * const backend = createUpstreamBackend({ type: 'a2a', agent: 'upstream' }, { agent: 'guarded' }, connector);
+ * // … serve …
+ * await connector.close();
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { BackendConfigError } from '../agents/backend.js';
+import {
+  UpstreamError,
+  type UpstreamAgent,
+  type UpstreamChannel,
+  type UpstreamConnector,
+  type UpstreamRequest,
+} from '../agents/upstream/port.js';
+import { createGuardedClient, parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
+import type { GuardedClientSettings } from '../net/settings.js';
+import type { Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
+import { CardTrust, PinStore } from '../trust/index.js';
+import type { CardResolver } from './contracts.js';
+import { REGISTRY_NAME_PATTERN, loadRegistryFile, type Registry, type RegistryEntry } from './registry.js';
+import {
+  CallFailure,
+  RemoteRpc,
+  resolveEndpoint,
+  streamFailure,
+  withTotalTimeout,
+  type RemoteEndpoint,
+} from './remote.js';
+import { ERROR_MESSAGES, type CallErrorType } from './result.js';
+import { cardResolverFrom, withHopHeader, type OutboundLog } from './wiring.js';
+
+/** A best-effort cancel must not hold a turn long after it ended. */
+const CANCEL_TIMEOUT_MS = 10_000;
+
+/**
+ * Settings of {@link createUpstreamConnector}.
+ *
+ * @example
+ * ```ts
+ * const setup: UpstreamConnectorSetup = { registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json', env: process.env };
+ * ```
+ */
+export interface UpstreamConnectorSetup {
+  /** The upstream registry file (`upstreams.registry`); the outbound registry format (docs/OUTBOUND.md). */
+  registryPath: string;
+  /** The pin file of upstream cards (`upstreams.pins`). */
+  pinsPath: string;
+  /** Where bearer tokens (`AIRLOCK_SECRET_*`) and network settings come from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Operator log lines: the connector's (`a2a.upstream.*`) and card trust's (`card_pinned_tofu`, …). */
+  log?: OutboundLog;
+  /** For tests: replaces DNS in the guarded transport. */
+  resolve?: GuardedClientSettings['resolve'];
+}
+
+/**
+ * The connector and what it was built from.
+ *
+ * @example
+ * ```ts
+ * const connector: UpstreamConnectorRuntime = createUpstreamConnector(setup);
+ * connector.registry.names(); // ['upstream']
+ * ```
+ */
+export interface UpstreamConnectorRuntime extends UpstreamConnector {
+  readonly registry: Registry;
+  /** The registry file in use (absolute). */
+  readonly registryPath: string;
+  /** The pin file in use (absolute). */
+  readonly pinsPath: string;
+  /** Throws {@link BackendConfigError} (naming the registry file and its entries) when `name` is not in it. */
+  assertUpstream(name: string): void;
+  /** Releases the transport's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the connector from the registry file, the environment and the pin file. Throws (one
+ * line, naming the file or variable) when the registry, a secret or a network variable is
+ * unusable; nothing is contacted before the first turn.
+ *
+ * @example
+ * ```ts
+ * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
+ * const agent = connector.open('upstream');
+ * ```
+ * @throws RegistryError when the registry file is missing or invalid
+ */
+export function createUpstreamConnector(setup: UpstreamConnectorSetup): UpstreamConnectorRuntime {
+  const env = setup.env ?? process.env;
+  const registryPath = resolve(setup.registryPath);
+  const registry = loadRegistryFile(registryPath, env);
+  const settings = parseEnvSettings(env);
+  if (setup.resolve !== undefined) settings.resolve = setup.resolve;
+  const log: OutboundLog = setup.log ?? (() => undefined);
+  const pinsPath = resolve(setup.pinsPath);
+  const transport: NetClient = createGuardedClient(settings);
+  const cards = cardResolverFrom(
+    new CardTrust({ client: withHopHeader(transport), pins: new PinStore(pinsPath), log }),
+  );
+  const rpc = new RemoteRpc(transport);
+
+  const entryOf = (name: string): RegistryEntry => {
+    const entry = registry.find(name);
+    if (entry !== undefined) return entry;
+    const shown = typeof name === 'string' && REGISTRY_NAME_PATTERN.test(name) ? `"${name}"` : 'by that name';
+    const known = registry.names();
+    throw new BackendConfigError(
+      `no upstream agent ${shown} in ${registryPath}; known: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+    );
+  };
+
+  let closed = false;
+  return {
+    registry,
+    registryPath,
+    pinsPath,
+    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, log }),
+    assertUpstream(name) {
+      entryOf(name);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await transport.close();
+    },
+  };
+}
+
+/** What every agent of one connector shares. */
+interface Shared {
+  readonly cards: CardResolver;
+  readonly rpc: RemoteRpc;
+  readonly log: OutboundLog;
+}
+
+function upstreamAgent(entry: RegistryEntry, shared: Shared): UpstreamAgent {
+  return {
+    name: entry.name,
+    limits: { maxWaitMs: entry.maxWaitMs, pollIntervalMs: entry.pollIntervalMs, maxReplyChars: entry.maxReplyChars },
+    secrets: entry.auth === undefined ? [] : [entry.auth.valueForRedaction()],
+    async connect() {
+      let endpoint: RemoteEndpoint;
+      try {
+        endpoint = await resolveEndpoint(entry, shared.cards);
+      } catch (error) {
+        throw upstreamError(error, entry, shared.log);
+      }
+      return channelTo(endpoint, shared);
+    },
+  };
+}
+
+function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
+  const { entry } = endpoint;
+  const { rpc, log } = shared;
+  return {
+    streaming: endpoint.streaming,
+
+    async send(request): Promise<SendResult> {
+      // A new task goes non-blocking, so its id is known before any long wait (to poll it, and to
+      // cancel it). A continued one goes blocking, cut at what is left of max_wait_s: a remote
+      // may answer a non-blocking follow-up with the task as it stood (still input-required).
+      const followUp = request.taskId !== undefined;
+      const params = sendParams(endpoint, request, { returnImmediately: !followUp });
+      const target = followUp ? withTotalTimeout(endpoint, request.timeoutMs) : endpoint;
+      try {
+        return await rpc.call(
+          target,
+          { method: 'send', params },
+          (result) => endpoint.dialect.decodeSendResult(result),
+          request.signal,
+        );
+      } catch (error) {
+        throw upstreamError(error, entry, log);
+      }
+    },
+
+    async *stream(request): AsyncGenerator<StreamEvent, void, undefined> {
+      const params = sendParams(endpoint, request, { returnImmediately: false });
+      // Leaving the iteration early (or the request's own abort) closes the stream.
+      const abort = new AbortController();
+      const onAbort = (): void => abort.abort();
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      if (request.signal.aborted) abort.abort();
+      try {
+        const events = await rpc.openStream(endpoint, params, { totalMs: request.timeoutMs, signal: abort.signal });
+        yield* events;
+      } catch (error) {
+        throw upstreamError(error, entry, log);
+      } finally {
+        request.signal.removeEventListener('abort', onAbort);
+        abort.abort();
+      }
+    },
+
+    async getTask(taskId, signal): Promise<Task> {
+      try {
+        return await rpc.getTask(endpoint, taskId, signal);
+      } catch (error) {
+        throw upstreamError(error, entry, log);
+      }
+    },
+
+    async cancel(taskId): Promise<TaskState | undefined> {
+      try {
+        const canceled = await rpc.cancelTask(withTotalTimeout(endpoint, CANCEL_TIMEOUT_MS), taskId);
+        return canceled.id === taskId ? canceled.status.state : undefined;
+      } catch (error) {
+        log('a2a.upstream.cancel_failed', { agent: entry.name, reason: upstreamError(error, entry, log).type });
+        return undefined;
+      }
+    },
+  };
+}
+
+/** SendMessage params around the request's text: a new message, and nothing else of the request. */
+function sendParams(
+  endpoint: RemoteEndpoint,
+  request: UpstreamRequest,
+  configuration: { returnImmediately: boolean },
+): SendParams {
+  const message: Message = {
+    messageId: randomUUID(),
+    role: 'user',
+    parts: [{ kind: 'text', text: request.text }],
+    ...(request.taskId !== undefined && { taskId: request.taskId }),
+    ...(request.contextId !== undefined && { contextId: request.contextId }),
+  };
+  return { message, configuration, ...(endpoint.tenant !== undefined && { tenant: endpoint.tenant }) };
+}
+
+/**
+ * Explanations that differ from the outbound client's: its `remote_error` text points at the
+ * framed reply, which a relay does not have.
+ */
+const UPSTREAM_MESSAGES: Partial<Record<CallErrorType, string>> = {
+  remote_error: 'the upstream agent answered with an error of its own',
+  agent_not_configured: 'no such agent in the upstream registry',
+};
+
+/**
+ * Any failure as an {@link UpstreamError}: the outbound error type, and Airlock's own words
+ * for it (a fixed explanation, or a detail written from local values). The remote's text
+ * (`remoteText`) is dropped. Anything unexpected is logged by name and reported as
+ * `invalid_response`.
+ */
+function upstreamError(error: unknown, entry: RegistryEntry, log: OutboundLog): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  let failure = streamFailure(error, entry);
+  if (failure === undefined) {
+    log('a2a.upstream.unexpected_error', {
+      agent: entry.name,
+      error: error instanceof Error ? error.name : typeof error,
+    });
+    failure = new CallFailure('invalid_response');
+  }
+  const type = failure.errorType;
+  const message = failure.detail ?? UPSTREAM_MESSAGES[type] ?? ERROR_MESSAGES[type];
+  return new UpstreamError(type, message, { remoteEnded: failure.fromRpcError });
+}
