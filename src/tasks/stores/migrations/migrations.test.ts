@@ -1,0 +1,342 @@
+/**
+ * Tests for the migration runners (SQLite and PostgreSQL), the store factory (`openTaskStore`
+ * and how a store is chosen), and `airlock db migrate`.
+ *
+ * PostgreSQL comes from `DATABASE_URL`, else `postgres://postgres@127.0.0.1:5432/test`; every
+ * test uses its own schema and drops it. Skipped when unreachable, except under CI.
+ *
+ * @example
+ * ```sh
+ * node --import tsx --test src/tasks/stores/migrations/migrations.test.ts
+ * ```
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { dbMigrateCommand } from '../../../cli/db.js';
+import { StoreSchemaError } from '../errors.js';
+import {
+  describeTaskStoreSpec,
+  openTaskStore,
+  redactDatabaseUrl,
+  resolveTaskStoreSpec,
+  sqliteSpecForDataDir,
+} from '../index.js';
+import { MemoryTaskStore } from '../memory.js';
+import { PostgresTaskStore } from '../postgres.js';
+import { SqliteTaskStore } from '../sqlite.js';
+import { checksumOf, pendingMigrations, type Migration } from './plan.js';
+import { migratePostgres, POSTGRES_MIGRATIONS } from './postgres.js';
+import { migrateSqlite, SQLITE_MIGRATIONS } from './sqlite.js';
+
+const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-migrate-'));
+  dirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function postgresProblem(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    return undefined;
+  } catch (error) {
+    return `PostgreSQL is not reachable (${error instanceof Error ? error.message : String(error)})`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+const problem = await postgresProblem();
+if (problem !== undefined && process.env.CI === 'true') throw new Error(`${problem}; CI must start PostgreSQL`);
+const postgresSkip = problem === undefined ? false : `${problem}: skipped`;
+
+function uniqueSchema(): string {
+  return `airlock_test_${randomBytes(6).toString('hex')}`;
+}
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const m1: Migration = { version: 1, name: 'one', sql: 'CREATE TABLE one (x INTEGER);' };
+const m2: Migration = { version: 2, name: 'two', sql: 'CREATE TABLE two (x INTEGER);' };
+const applied = (...migrations: Migration[]): { version: number; name: string; checksum: string }[] =>
+  migrations.map((migration) => ({
+    version: migration.version,
+    name: migration.name,
+    checksum: checksumOf(migration),
+  }));
+
+describe('pendingMigrations', () => {
+  it('returns what the database lacks, in order', () => {
+    assert.deepEqual(pendingMigrations('X', [m1, m2], []), [m1, m2]);
+    assert.deepEqual(pendingMigrations('X', [m1, m2], applied(m1)), [m2]);
+    assert.deepEqual(pendingMigrations('X', [m1, m2], applied(m2, m1)), []);
+  });
+
+  it('refuses a database from a newer build, an edited migration and a gap', () => {
+    const code = (error: unknown): string => (error instanceof StoreSchemaError ? error.code : 'not a schema error');
+    assert.throws(
+      () => pendingMigrations('X', [m1], applied(m1, m2)),
+      (error) => code(error) === 'schema_too_new',
+    );
+    assert.throws(
+      () => pendingMigrations('X', [m1], [{ version: 1, name: 'one', checksum: 'edited' }]),
+      (error) => code(error) === 'schema_mismatch',
+    );
+    assert.throws(
+      () => pendingMigrations('X', [m1, m2], applied(m2)),
+      (error) => code(error) === 'schema_mismatch',
+    );
+  });
+
+  it('refuses a build whose own list does not count from 1', () => {
+    assert.throws(() => pendingMigrations('X', [m2], []), /versions must count from 1/);
+  });
+
+  it('ships migrations that are in order and never edited (checksums pinned here)', () => {
+    assert.deepEqual(pendingMigrations('SQLite', SQLITE_MIGRATIONS, []), SQLITE_MIGRATIONS);
+    assert.deepEqual(pendingMigrations('PostgreSQL', POSTGRES_MIGRATIONS, []), POSTGRES_MIGRATIONS);
+    // A shipped migration must never change: databases in the field recorded these checksums
+    // and would refuse to start. If this fails, revert the edit and add a migration instead.
+    assert.deepEqual(SQLITE_MIGRATIONS.map(checksumOf), [
+      '0b44a75760d50837ddfcfff88c7f02f27dbda57813f7ac5a0d82a068cf458cfd',
+    ]);
+    assert.deepEqual(POSTGRES_MIGRATIONS.map(checksumOf), [
+      '4684d469ba02478198e53641ffd9b76cabad3ec4fe8a7c03359d4952a39ec372',
+    ]);
+  });
+});
+
+describe('migrateSqlite', () => {
+  it('applies each migration once, in its own transaction, and records it', () => {
+    const db = new Database(join(tempDir(), 'x.db'));
+    try {
+      assert.deepEqual(migrateSqlite(db, [m1]), { engine: 'sqlite', version: 1, applied: [1] });
+      assert.deepEqual(migrateSqlite(db, [m1]), { engine: 'sqlite', version: 1, applied: [] });
+      assert.deepEqual(migrateSqlite(db, [m1, m2]), { engine: 'sqlite', version: 2, applied: [2] });
+      const rows = db.prepare('SELECT version, name, checksum FROM schema_migrations ORDER BY version').all();
+      assert.deepEqual(rows, applied(m1, m2));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a failing migration leaves nothing behind, and the next run retries it', () => {
+    const db = new Database(join(tempDir(), 'x.db'));
+    try {
+      const broken: Migration = {
+        version: 2,
+        name: 'two',
+        sql: 'CREATE TABLE two (x INTEGER); SELECT * FROM missing;',
+      };
+      migrateSqlite(db, [m1]);
+      assert.throws(() => migrateSqlite(db, [m1, broken]), /missing/);
+      assert.deepEqual(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'two'").get(), { n: 0 });
+      assert.deepEqual(migrateSqlite(db, [m1, m2]).applied, [2]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('migratePostgres', { skip: postgresSkip }, () => {
+  it('applies each migration once under the advisory lock; a failing one is rolled back whole', async () => {
+    const schema = uniqueSchema();
+    await withClient(async (client) => {
+      try {
+        assert.deepEqual(await migratePostgres(client, schema, { migrations: [m1] }), {
+          engine: 'postgres',
+          version: 1,
+          applied: [1],
+        });
+        const broken: Migration = {
+          version: 2,
+          name: 'two',
+          sql: 'CREATE TABLE two (x INTEGER); SELECT * FROM missing;',
+        };
+        await assert.rejects(migratePostgres(client, schema, { migrations: [m1, broken] }), /missing/);
+        const tables = await client.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
+        assert.deepEqual(
+          tables.rows.map((row: { tablename: string }) => row.tablename),
+          ['one', 'schema_migrations'],
+        );
+        assert.deepEqual((await migratePostgres(client, schema, { migrations: [m1, m2] })).applied, [2]);
+        // The lock was released each time: another session can take it at once.
+        await withClient(async (other) => {
+          const lock = await other.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [
+            `airlock.schema_migrations:${schema}`,
+          ]);
+          assert.equal(lock.rows[0].ok, true);
+        });
+      } finally {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      }
+    });
+  });
+});
+
+describe('choosing and opening a store', () => {
+  it('openTaskStore maps each spec to its store, migrated and ready', async () => {
+    const memory = await openTaskStore({ type: 'memory', maxTasks: 5, taskTtlMinutes: 1 });
+    assert.ok(memory instanceof MemoryTaskStore);
+    await memory.close();
+    const sqlite = await openTaskStore(sqliteSpecForDataDir(join(tempDir(), 'data')));
+    assert.ok(sqlite instanceof SqliteTaskStore);
+    assert.deepEqual(sqlite.migration.applied, [1]);
+    await sqlite.close();
+  });
+
+  it('openTaskStore opens PostgreSQL', { skip: postgresSkip }, async () => {
+    const schema = uniqueSchema();
+    const store = await openTaskStore({ type: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 });
+    try {
+      assert.ok(store instanceof PostgresTaskStore);
+      assert.deepEqual(store.migration.applied, [1]);
+    } finally {
+      await store.close();
+      await withClient((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));
+    }
+  });
+
+  it('--data wins, then a database store in the config, then DATABASE_URL, then memory; retention carries over', () => {
+    const dir = join(tempDir(), 'data');
+    const env = { DATABASE_URL: 'postgres://db/airlock' };
+    const memory = { type: 'memory' as const, maxTasks: 7, taskTtlMinutes: 3 };
+    assert.deepEqual(resolveTaskStoreSpec({ configured: memory, data: dir, env }), {
+      type: 'sqlite',
+      path: join(dir, 'airlock.db'),
+      maxTasks: 7,
+      taskTtlMinutes: 3,
+    });
+    assert.equal(statSync(dir).mode & 0o777, 0o700, 'the data directory is owner-only');
+    const configuredSqlite = { type: 'sqlite' as const, path: '/x/airlock.db' };
+    assert.deepEqual(resolveTaskStoreSpec({ configured: configuredSqlite, env }), configuredSqlite);
+    assert.deepEqual(resolveTaskStoreSpec({ configured: memory, env }), {
+      type: 'postgres',
+      url: 'postgres://db/airlock',
+      maxTasks: 7,
+      taskTtlMinutes: 3,
+    });
+    assert.deepEqual(resolveTaskStoreSpec({ configured: memory, env: { DATABASE_URL: '' } }), memory);
+    assert.deepEqual(resolveTaskStoreSpec({}), { type: 'memory' });
+  });
+
+  it('describes a store without its password', () => {
+    assert.equal(describeTaskStoreSpec({ type: 'memory' }), 'memory');
+    assert.equal(describeTaskStoreSpec({ type: 'sqlite', path: '/d/airlock.db' }), 'sqlite:/d/airlock.db');
+    assert.equal(
+      describeTaskStoreSpec({
+        type: 'postgres',
+        url: 'postgres://app:s3cret@db:5432/airlock?password=x&sslmode=require',
+      }),
+      'postgres://app@db:5432/airlock',
+    );
+    assert.equal(redactDatabaseUrl('not a url :s3cret'), 'postgres (unparseable URL)');
+  });
+});
+
+describe('airlock db migrate', () => {
+  function capture(): {
+    output: { stdout: (line: string) => void; stderr: (line: string) => void };
+    out: string[];
+    err: string[];
+  } {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { output: { stdout: (line) => out.push(line), stderr: (line) => err.push(line) }, out, err };
+  }
+
+  it('migrates a data directory, then finds it current (exit 0)', async () => {
+    const data = join(tempDir(), 'data');
+    const first = capture();
+    assert.equal(await dbMigrateCommand({ data, env: {} }, first.output), 0);
+    assert.deepEqual(first.out, [`migrated sqlite:${join(data, 'airlock.db')}: schema version 1 (applied 1)\n`]);
+    const second = capture();
+    assert.equal(await dbMigrateCommand({ data, env: {} }, second.output), 0);
+    assert.match(second.out[0] ?? '', /schema version 1 \(already current\)/);
+  });
+
+  it('with nothing but a memory store there is nothing to migrate (exit 2)', async () => {
+    const run = capture();
+    assert.equal(await dbMigrateCommand({ env: {} }, run.output), 2);
+    assert.match(run.err[0] ?? '', /nothing to migrate/);
+  });
+
+  it('reads the config file, and reports a bad one (exit 2)', async () => {
+    const dir = tempDir();
+    const config = join(dir, 'airlock.yaml');
+    writeFileSync(
+      config,
+      [
+        'agents:',
+        '  - slug: echo',
+        '    name: Echo',
+        '    description: Echo.',
+        '    version: 1.0.0',
+        '    skills: [{ id: echo, name: Echo, description: Echoes., tags: [demo] }]',
+        '    backend: { type: echo }',
+        '',
+      ].join('\n'),
+    );
+    const memoryOnly = capture();
+    assert.equal(await dbMigrateCommand({ config, env: {} }, memoryOnly.output), 2);
+    assert.match(memoryOnly.err[0] ?? '', /nothing to migrate/);
+    const withData = capture();
+    assert.equal(await dbMigrateCommand({ config, data: join(dir, 'data'), env: {} }, withData.output), 0);
+    const missing = capture();
+    assert.equal(await dbMigrateCommand({ config: join(dir, 'missing.yaml'), env: {} }, missing.output), 2);
+    assert.match(missing.err[0] ?? '', /file not found/);
+  });
+
+  it('an unreachable database is exit 1, and the password is never printed', async () => {
+    const run = capture();
+    const url = 'postgres://app:s3cret@127.0.0.1:1/airlock';
+    assert.equal(await dbMigrateCommand({ url, env: {} }, run.output), 1);
+    assert.match(
+      run.err[0] ?? '',
+      /^cannot migrate postgres:\/\/app@127\.0\.0\.1:1\/airlock: .*unavailable|cannot reach/,
+    );
+    assert.doesNotMatch(run.err.join(''), /s3cret/);
+  });
+
+  it('a bad schema name is exit 2', async () => {
+    const run = capture();
+    assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema: 'Bad-Name', env: {} }, run.output), 2);
+    assert.match(run.err[0] ?? '', /schema must match/);
+  });
+
+  it('migrates PostgreSQL from DATABASE_URL (exit 0)', { skip: postgresSkip }, async () => {
+    const schema = uniqueSchema();
+    try {
+      const run = capture();
+      assert.equal(await dbMigrateCommand({ schema, env: { DATABASE_URL: POSTGRES_URL } }, run.output), 0);
+      assert.match(
+        run.out[0] ?? '',
+        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 1 \(applied 1\)\n$/,
+      );
+      const again = capture();
+      assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema, env: {} }, again.output), 0);
+      assert.match(again.out[0] ?? '', /already current/);
+    } finally {
+      await withClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+    }
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * SQLite schema migrations and their runner. Each migration runs in a `BEGIN IMMEDIATE`
+ * transaction (the write lock is taken up front), together with its `schema_migrations` row,
+ * and the applied list is read again inside that transaction: two processes opening the same
+ * file at once (a server and `airlock db migrate`) apply each migration exactly once.
+ *
+ * Schema (version 1), and why each piece exists:
+ * - `tasks`: one row per task. `body` is the task as JSON text, returned exactly as it was put
+ *   (TEXT, not SQLite's JSONB: a byte-exact round trip). The other columns are copied out of it
+ *   for the indexes. Times are epoch ms integers: `status_ts` is the task's status timestamp
+ *   (the list order), `updated_at` the store's clock at the last put (idle TTL and eviction).
+ *   `id` is the primary key, so a task id has one owner at a time, as in every store; `get`
+ *   is a primary-key lookup plus an owner comparison.
+ * - Three list indexes, one per filter: the owner's tasks, the owner's in one context, the
+ *   owner's in one state, each ordered by (status_ts, id) so that a ListTasks page is one seek
+ *   plus the page (keyset pagination) whichever way it is walked. `updated_at` (and `state` on
+ *   the context index) trail them so that counting `totalSize` never reads the table.
+ * - `tasks_expiry` (updated_at) and `tasks_eviction` (updated_at of finished tasks only) let the
+ *   retention sweep delete its oldest victims in bounded batches without a scan.
+ * - `task_count`, kept by triggers, is the row count in O(1): the sweep compares it with
+ *   `maxTasks` every run, and `count(*)` would read a whole index each time.
+ *
+ * @example
+ * ```ts
+ * const db = new Database('/var/lib/airlock/airlock.db');
+ * const report = migrateSqlite(db); // { engine: 'sqlite', version: 1, applied: [1] } the first time
+ * ```
+ */
+import type { Database } from 'better-sqlite3';
+import { checksumOf, pendingMigrations, type AppliedMigration, type Migration, type MigrationReport } from './plan.js';
+
+/**
+ * Every SQLite migration, oldest first. Never edit one that has shipped: add the next version.
+ *
+ * @example
+ * ```ts
+ * SQLITE_MIGRATIONS.length; // the newest schema version
+ * ```
+ */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'tasks',
+    sql: `
+CREATE TABLE tasks (
+  id TEXT NOT NULL PRIMARY KEY,
+  owner TEXT NOT NULL,
+  context_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  terminal INTEGER NOT NULL CHECK (terminal IN (0, 1)),
+  status_ts INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX tasks_owner_list ON tasks (owner, status_ts DESC, id DESC, updated_at);
+CREATE INDEX tasks_owner_context_list ON tasks (owner, context_id, status_ts DESC, id DESC, updated_at, state);
+CREATE INDEX tasks_owner_state_list ON tasks (owner, state, status_ts DESC, id DESC, updated_at);
+CREATE INDEX tasks_expiry ON tasks (updated_at);
+CREATE INDEX tasks_eviction ON tasks (updated_at) WHERE terminal = 1;
+CREATE TABLE task_count (
+  only_row INTEGER NOT NULL PRIMARY KEY CHECK (only_row = 0),
+  tasks INTEGER NOT NULL
+);
+INSERT INTO task_count (only_row, tasks) VALUES (0, 0);
+CREATE TRIGGER tasks_counted_in AFTER INSERT ON tasks BEGIN UPDATE task_count SET tasks = tasks + 1; END;
+CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count SET tasks = tasks - 1; END;
+`,
+  },
+];
+
+/**
+ * Brings the database's schema up to this build's newest version. Safe to run on every start
+ * and from several processes at once.
+ *
+ * @throws StoreSchemaError if the database was written by a newer build or a migration differs.
+ * @example
+ * ```ts
+ * migrateSqlite(db, SQLITE_MIGRATIONS);
+ * ```
+ */
+export function migrateSqlite(db: Database, migrations: readonly Migration[] = SQLITE_MIGRATIONS): MigrationReport {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER NOT NULL PRIMARY KEY,
+  name TEXT NOT NULL,
+  checksum TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`);
+  const readApplied = db.prepare<[], AppliedMigration>('SELECT version, name, checksum FROM schema_migrations');
+  const record = db.prepare<[number, string, string, string]>(
+    'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)',
+  );
+  const applied: number[] = [];
+  // Checked before any write lock is taken, so that a too-new schema fails without waiting.
+  let pending = pendingMigrations('SQLite', migrations, readApplied.all());
+  while (pending.length > 0) {
+    const next = db
+      .transaction((): number | undefined => {
+        // Read again under the write lock: another process may have applied it meanwhile.
+        const migration = pendingMigrations('SQLite', migrations, readApplied.all())[0];
+        if (migration === undefined) return undefined;
+        db.exec(migration.sql);
+        record.run(migration.version, migration.name, checksumOf(migration), new Date().toISOString());
+        return migration.version;
+      })
+      .immediate();
+    if (next === undefined) break;
+    applied.push(next);
+    pending = pendingMigrations('SQLite', migrations, readApplied.all());
+  }
+  return { engine: 'sqlite', version: migrations.length, applied };
+}
