@@ -278,15 +278,16 @@ describe('airlock card fetch, and verify by URL', () => {
 
   const env = (): NodeJS.ProcessEnv => ({ AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' });
 
-  it('prints the exact bytes, a summary on stderr, and asks as card trust does', async () => {
+  it('prints the exact bytes, a summary on stderr, and asks as card trust does (a typed URL without the hop header)', async () => {
     const io = capture(env());
     assert.equal(await cardFetchCommand(`${base}/.well-known/agent-card.json`, {}, io), 0, io.err);
     assert.equal(io.out, `${signedBody}\n`);
     assert.match(
       io.err,
-      /^airlock: fetched {5}http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json \(\d+ bytes\)\nairlock: trust {7}[0-9a-f]{64}\nairlock: endpoint {4}.+\nairlock: signatures {2}1\n$/,
+      /^airlock: fetched {5}http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json \(\d+ bytes\)\nairlock: trust {7}[0-9a-f]{64}\nairlock: endpoint {4}.+\nairlock: signatures {2}1 \(not checked: give --keys, or card_keys in the registry\)\n$/,
     );
-    assert.equal(hops.at(-1), '1');
+    // The operator is no relay: an Airlock gateway, which refuses the hop header, can be fetched.
+    assert.equal(hops.at(-1), undefined);
     assert.equal(versions.at(-1), '1.0');
   });
 
@@ -321,6 +322,8 @@ describe('airlock card fetch, and verify by URL', () => {
     );
     assert.equal(io.out, `${signedBody}\n`);
     assert.equal(versions.at(-1), '0.3');
+    // A registry entry is fetched exactly as the outbound client would fetch it.
+    assert.equal(hops.at(-1), '1');
     const unknown = capture(env());
     assert.equal(await cardFetchCommand('nobody', { registry }, unknown), 2);
     assert.match(unknown.err, /no agent "nobody" in the registry; known: travel/);

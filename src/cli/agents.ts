@@ -3,7 +3,8 @@
  * at once, each within 5 s, exactly as a send would resolve them (card trust with the pin
  * file: a first resolution pins the digest, a changed card locks the entry). Shown: the
  * operator's name and effect, ok or the error type, the trust digest's first 12 digits, the
- * pin's source; `--json` adds the card URL, the endpoint Airlock would call and the reason.
+ * pin's source; `--json` adds the card URL, the endpoint Airlock would call, the signature that
+ * verified (for entries with `card_keys`) and the reason. A verified card shows as `ok (signed)`.
  * Nothing of the remote card's text is printed, beyond URLs.
  *
  * Exit codes: 0 every card is usable, 1 otherwise (or the registry cannot be loaded).
@@ -55,6 +56,8 @@ export interface AgentStatus {
   pin: { source: PinSource; digest: string; drift: string | null } | null;
   /** The endpoint a send would call. */
   endpoint: { url: string; version: '1.0' | '0.3' } | null;
+  /** The card signature that verified with the entry's `card_keys`; null when none was checked or the card is unsigned. */
+  signature: { kid: string; alg: string } | null;
 }
 
 /**
@@ -118,7 +121,7 @@ export async function agentsCommand(options: AgentsOptions, io: CommandIO = PROC
  */
 export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry): Promise<AgentStatus> {
   const base = { name: entry.name, effect: entry.effect, description: entry.description, card_url: entry.cardUrl };
-  let status: Pick<AgentStatus, 'status' | 'error_type' | 'reason' | 'digest' | 'endpoint'>;
+  let status: Pick<AgentStatus, 'status' | 'error_type' | 'reason' | 'digest' | 'endpoint' | 'signature'>;
   try {
     const trusted = await withDeadline(
       runtime.trust.resolve(cardTrustEntry(entry, { capMs: AGENT_CHECK_TIMEOUT_MS })),
@@ -130,6 +133,7 @@ export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry)
       reason: null,
       digest: trusted.digest,
       endpoint: { url: trusted.endpoint.url, version: trusted.endpoint.version },
+      signature: trusted.signature === undefined ? null : { kid: trusted.signature.kid, alg: trusted.signature.alg },
     };
   } catch (error) {
     const errorType = errorTypeOf(error, 'card_invalid');
@@ -139,6 +143,7 @@ export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry)
       reason: reasonOf(error, errorType),
       digest: null,
       endpoint: null,
+      signature: null,
     };
   }
   let pin: AgentStatus['pin'] = null;
@@ -194,7 +199,7 @@ function table(rows: readonly AgentStatus[]): string {
   const cells = rows.map((row) => [
     row.name,
     row.effect,
-    row.status === 'ok' ? 'ok' : `error ${row.error_type ?? ''}`.trim(),
+    row.status === 'ok' ? (row.signature === null ? 'ok' : 'ok (signed)') : `error ${row.error_type ?? ''}`.trim(),
     row.digest === null ? '-' : row.digest.slice(0, 12),
     row.pin === null ? '-' : `${row.pin.source}${row.pin.drift !== null ? ' (drift)' : ''}`,
   ]);

@@ -2,9 +2,12 @@
  * `airlock card …`: agent card tools for operators.
  *
  * - `card fetch <url|registry-name>`: fetch a card through the guarded transport (as card
- *   trust does: `A2A-Version: 1.0`, the 256 KiB cap, the hop header) and print the exact bytes
- *   on stdout; a summary (trust digest, endpoint, signatures) goes to stderr. With `--keys`,
- *   the signature is verified too.
+ *   trust does: `A2A-Version: 1.0`, the 256 KiB cap) and print the exact bytes on stdout; a
+ *   summary (trust digest, endpoint, signature status) goes to stderr. The signature is
+ *   verified with `--keys`, else for a registry name with the entry's `card_keys` (its
+ *   `jwks_url` fetched through the same transport). A registry name is fetched exactly as the
+ *   outbound client fetches it, hop header included; a URL the operator typed is not a relay
+ *   and goes without it, so an Airlock gateway's own card can be fetched too.
  * - `card sign <card.json> --key <jwk> [--key <jwk>…] [--jku URL]`: the signed card on stdout.
  * - `card verify <card.json|url> --keys <jwks> [--keys …]`: exit 0 when a signature verifies. A
  *   URL is fetched like `card fetch` does but without the hop header, so a gateway's own card
@@ -24,8 +27,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { RegistryError, cardTrustEntry, loadRegistry } from '../client/index.js';
-import { createGuardedClient, parseEnvSettings } from '../net/index.js';
+import { RegistryError, cardTrustEntry, loadRegistry, type RegistryEntry } from '../client/index.js';
+import { createGuardedClient, parseEnvSettings, type GuardedClient } from '../net/index.js';
 import { decodeAnyCard } from '../protocol/card.js';
 import { HOP_HEADER } from '../protocol/headers.js';
 import {
@@ -40,6 +43,7 @@ import {
   SigningKeyError,
   cardSigningPayload,
   combineKeySets,
+  fetchKeySet,
   readKeySetFile,
   readSigningKeyFile,
   signCard,
@@ -107,7 +111,7 @@ export interface CardDigestOptions {
 export interface CardFetchOptions {
   /** The registry to resolve a name in (default: AIRLOCK_REGISTRY). */
   registry?: string;
-  /** Verify the card's signature with these key sets. */
+  /** Verify the card's signature with these key sets (default for a registry name: its `card_keys`). */
   keys?: OneOrMore;
   coverage?: string;
   /** The card shape to ask for with `A2A-Version` (default 1.0, as card trust asks). */
@@ -217,7 +221,8 @@ export async function cardDigestCommand(
 
 /**
  * `airlock card fetch <url|registry-name>`: the card's exact bytes on stdout, a summary on
- * stderr, and with `keys` its signature verified (exit 1 if it does not verify).
+ * stderr (trust digest, endpoint, signature status), and with `keys`, or for a registry entry
+ * with `card_keys`, its signature verified (exit 1 if it does not verify).
  *
  * @example
  * ```ts
@@ -230,33 +235,55 @@ export async function cardFetchCommand(
   io: CommandIO = PROCESS_IO,
 ): Promise<number> {
   return run(io, async () => {
-    const coverage = coverageFrom(options.coverage);
+    const coverage = options.coverage === undefined ? undefined : coverageFrom(options.coverage);
     const version = options.version ?? '1.0';
-    if (version !== '1.0' && version !== '0.3') throw new InputError('--version must be 1.0 or 0.3');
-    const keySet = options.keys === undefined ? undefined : await loadKeySets(options.keys);
-    const fetched = await fetchCard(target, { ...options, version, hop: true }, io);
-    const text = strictText(fetched.bytes, showUrl(fetched.url));
-    io.stdout(text.endsWith('\n') ? text : `${text}\n`);
-    const card = parseCard(fetched.bytes, showUrl(fetched.url));
-    const lines = [`fetched     ${showUrl(fetched.url)} (${fetched.bytes.length} bytes)`];
-    lines.push(`trust       ${trustDigestOf(card)}`);
+    if (version !== '1.0' && version !== '0.3') throw new InputError('--a2a-version must be 1.0 or 0.3');
+    const givenKeys = options.keys === undefined ? undefined : await loadKeySets(options.keys);
+    const source = cardSource(target, options.registry, io);
+    const transport = createGuardedClient(parseEnvSettings(io.env));
     try {
-      const endpoint = chooseInterface(decodeAnyCard(card), {
-        cardUrl: fetched.url,
-        ...(fetched.rpcUrl !== undefined && { rpcUrl: fetched.rpcUrl }),
-      });
-      lines.push(`endpoint    ${endpoint.url} (JSON-RPC ${endpoint.version})`);
-    } catch (error) {
-      lines.push(`endpoint    refused: ${errorLine(error)}`);
+      const bytes = await fetchCardBytes(transport, source, version);
+      const where = showUrl(source.url);
+      const text = strictText(bytes, where);
+      io.stdout(text.endsWith('\n') ? text : `${text}\n`);
+      const card = parseCard(bytes, where);
+      const lines = [`fetched     ${where} (${bytes.length} bytes)`];
+      lines.push(`trust       ${trustDigestOf(card)}`);
+      try {
+        const endpoint = chooseInterface(decodeAnyCard(card), {
+          cardUrl: source.url,
+          ...(source.rpcUrl !== undefined && { rpcUrl: source.rpcUrl }),
+        });
+        lines.push(`endpoint    ${endpoint.url} (JSON-RPC ${endpoint.version})`);
+      } catch (error) {
+        lines.push(`endpoint    refused: ${errorLine(error)}`);
+      }
+      const signatures = Array.isArray(card.signatures) ? card.signatures.length : 0;
+      // --keys wins; else a registry entry's own card_keys, with its own requirement and coverage.
+      const check =
+        givenKeys !== undefined
+          ? { keySet: givenKeys, requireSigned: true, coverage: coverage ?? 'trust-fields' }
+          : source.entry?.cardKeys === undefined
+            ? undefined
+            : {
+                keySet: await registryKeySet(transport, source.entry, source.entry.cardKeys),
+                requireSigned: source.entry.requireSignedCard,
+                coverage: coverage ?? source.entry.cardKeys.coverage,
+              };
+      const unchecked = signatures > 0 ? ' (not checked: give --keys, or card_keys in the registry)' : '';
+      lines.push(`signatures  ${signatures}${check === undefined ? unchecked : ''}`);
+      io.stderr(`${lines.map((line) => `airlock: ${line}`).join('\n')}\n`);
+      if (check === undefined) return 0;
+      const verdict = await verifyCardSignatures(bytes, check.keySet, check);
+      io.stderr(
+        verdict.status === 'verified'
+          ? `airlock: verified    ${verdict.alg} signature by kid ${verdict.kid}\n`
+          : 'airlock: unsigned    accepted: the registry entry does not require a signature\n',
+      );
+      return 0;
+    } finally {
+      await transport.close();
     }
-    const signatures = Array.isArray(card.signatures) ? card.signatures.length : 0;
-    lines.push(`signatures  ${signatures}`);
-    io.stderr(`${lines.map((line) => `airlock: ${line}`).join('\n')}\n`);
-    if (keySet === undefined) return 0;
-    const verdict = await verifyCardSignatures(fetched.bytes, keySet, { requireSigned: true, coverage });
-    if (verdict.status === 'verified')
-      io.stderr(`airlock: verified    ${verdict.alg} signature by kid ${verdict.kid}\n`);
-    return 0;
   });
 }
 
@@ -343,64 +370,85 @@ function trustDigestOf(card: Record<string, unknown>): string {
 
 /** A fetch that fails before a card could be checked is an input problem (exit 2). */
 async function fetchForCheck(url: string, io: CommandIO): Promise<Buffer> {
-  try {
-    // An operator checking a card is no relay: without the hop header, an Airlock gateway's own
-    // card can be checked too (gateways refuse requests that carry it).
-    return (await fetchCard(url, { hop: false }, io)).bytes;
-  } catch (error) {
-    throw new InputError(errorLine(error), { cause: error });
-  }
-}
-
-interface FetchedCard {
-  url: string;
-  rpcUrl?: string;
-  bytes: Buffer;
-}
-
-/**
- * A card's bytes from a URL or a registry entry, through the guarded transport, with the same
- * request card trust makes (`hop` adds the hop header, as the outbound client does). Transport
- * settings come from the environment (AIRLOCK_PRIVATE_ALLOW, AIRLOCK_CA_FILE,
- * AIRLOCK_EGRESS_PROXY).
- */
-async function fetchCard(
-  target: string,
-  options: { registry?: string; version?: string; hop: boolean },
-  io: CommandIO,
-): Promise<FetchedCard> {
-  let url: string;
-  let rpcUrl: string | undefined;
-  let timeouts = URL_TIMEOUTS;
-  // A URL typed by the operator may reach addresses AIRLOCK_PRIVATE_ALLOW allows; nothing else.
-  let privateNetwork = true;
-  if (isUrl(target)) {
-    url = target;
-  } else {
-    const entry = cardTrustEntry(loadRegistry(options.registry, io.env).get(target));
-    url = entry.cardUrl;
-    rpcUrl = entry.rpcUrl;
-    timeouts = entry.timeouts;
-    privateNetwork = entry.privateNetwork === true;
-  }
   const transport = createGuardedClient(parseEnvSettings(io.env));
   try {
-    const response = await transport.request({
-      method: 'GET',
-      url,
-      headers: {
-        'A2A-Version': options.version ?? '1.0',
-        accept: 'application/json',
-        ...(options.hop && { [HOP_HEADER]: '1' }),
-      },
-      maxResponseBytes: DEFAULT_MAX_CARD_BYTES,
-      timeouts,
-      privateNetwork,
-    });
-    if (response.status !== 200)
-      throw new Error(`the card fetch from ${showUrl(url)} answered HTTP ${response.status}`);
-    return { url, ...(rpcUrl !== undefined && { rpcUrl }), bytes: response.body };
+    return await fetchCardBytes(transport, cardSource(url, undefined, io), '1.0');
+  } catch (error) {
+    throw new InputError(errorLine(error), { cause: error });
   } finally {
     await transport.close();
   }
+}
+
+/** Where a card is fetched from and how: a URL the operator typed, or a registry entry. */
+interface CardSource {
+  url: string;
+  rpcUrl?: string;
+  timeouts: RequestTimeouts;
+  privateNetwork: boolean;
+  /** Send the hop header: a registry entry is fetched exactly as the outbound client fetches it. */
+  hop: boolean;
+  entry?: RegistryEntry;
+}
+
+function cardSource(target: string, registry: string | undefined, io: CommandIO): CardSource {
+  if (isUrl(target)) {
+    // A URL typed by the operator may reach what AIRLOCK_PRIVATE_ALLOW allows. The operator is
+    // no relay, so no hop header: an Airlock gateway (which refuses it) can be checked too.
+    return { url: target, timeouts: URL_TIMEOUTS, privateNetwork: true, hop: false };
+  }
+  const entry = loadRegistry(registry, io.env).get(target);
+  const trust = cardTrustEntry(entry);
+  return {
+    url: trust.cardUrl,
+    ...(trust.rpcUrl !== undefined && { rpcUrl: trust.rpcUrl }),
+    timeouts: trust.timeouts,
+    privateNetwork: trust.privateNetwork === true,
+    hop: true,
+    entry,
+  };
+}
+
+/**
+ * A card's bytes through the guarded transport, with the request card trust makes. Transport
+ * settings come from the environment (AIRLOCK_PRIVATE_ALLOW, AIRLOCK_CA_FILE,
+ * AIRLOCK_EGRESS_PROXY).
+ */
+async function fetchCardBytes(transport: GuardedClient, source: CardSource, version: string): Promise<Buffer> {
+  const response = await transport.request({
+    method: 'GET',
+    url: source.url,
+    headers: {
+      'A2A-Version': version,
+      accept: 'application/json',
+      ...(source.hop && { [HOP_HEADER]: '1' }),
+    },
+    maxResponseBytes: DEFAULT_MAX_CARD_BYTES,
+    timeouts: source.timeouts,
+    privateNetwork: source.privateNetwork,
+  });
+  if (response.status !== 200) {
+    throw new Error(`the card fetch from ${showUrl(source.url)} answered HTTP ${response.status}`);
+  }
+  return response.body;
+}
+
+/** A registry entry's keys: its files and inline keys, plus its `jwks_url` fetched now (as card trust would). */
+async function registryKeySet(
+  transport: GuardedClient,
+  entry: RegistryEntry,
+  keys: NonNullable<RegistryEntry['cardKeys']>,
+): Promise<OperatorKeySet> {
+  const sets: OperatorKeySet[] = keys.keySet === undefined ? [] : [keys.keySet];
+  if (keys.jwksUrl !== undefined) {
+    sets.push(
+      await fetchKeySet(
+        {
+          request: (request) => transport.request({ ...request, headers: { ...request.headers, [HOP_HEADER]: '1' } }),
+        },
+        { url: keys.jwksUrl, timeouts: entry.timeouts, privateNetwork: entry.privateNetwork },
+      ),
+    );
+  }
+  return combineKeySets(sets);
 }

@@ -204,6 +204,9 @@ export async function registryPinCommand(
         `card      ${entry.cardUrl}`,
         `digest    ${trusted.digest}`,
         `endpoint  ${endpoint.url} (JSON-RPC ${endpoint.version})`,
+        ...(trusted.signature === undefined
+          ? []
+          : [`signature ${trusted.signature.alg} by kid ${trusted.signature.kid} (verified with card_keys)`]),
         '',
       ].join('\n'),
     );

@@ -18,14 +18,25 @@
  *     description: Books trains and hotels.
  *     effect: acting
  *     auth: { bearer_env: AIRLOCK_SECRET_TRAVEL }
+ *     card_keys: { jwks_file: travel-jwks.json }   # its card must be signed with one of these
  * ```
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import ipaddr from 'ipaddr.js';
 import { MIN_SECRET_LENGTH } from '../content/redact.js';
 import { classifyAddress, isAllowed, isLoopbackHost } from '../net/address.js';
 import { parseEgressProxy, parseEnvSettings, type EgressProxy as ParsedProxy } from '../net/settings.js';
+import type { CardSignatureKeys } from '../trust/card.js';
+import {
+  SigningKeyError,
+  combineKeySets,
+  importKeySet,
+  parseKeyDocument,
+  type OperatorKeySet,
+  type SignatureCoverage,
+} from '../trust/signing/index.js';
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
@@ -54,6 +65,8 @@ export const SECRET_ENV_PREFIX = 'AIRLOCK_SECRET_';
 
 /** Files larger than this are refused: a registry is a short list. */
 const MAX_REGISTRY_BYTES = 1024 * 1024;
+/** A JWK Set file of a dozen RSA keys is under 10 KiB. */
+const MAX_JWKS_FILE_BYTES = 1024 * 1024;
 const MAX_URL_LENGTH = 2048;
 
 /**
@@ -232,6 +245,30 @@ export interface RegistryEntry {
   readonly maxReplyChars: number;
   readonly pollIntervalMs: number;
   readonly maxWaitMs: number;
+  /** The operator's keys for the card's signatures (`card_keys`), read and checked at load. */
+  readonly cardKeys?: EntryCardKeys;
+  /**
+   * Refuse the card unless a signature verifies with `cardKeys` (`require_signed_card`; true
+   * by default when `card_keys` is set, and only possible then).
+   */
+  readonly requireSignedCard: boolean;
+}
+
+/**
+ * An entry's `card_keys`, as card trust takes them: the keys of `jwks_file` and inline `keys`
+ * together as one set, the `jwks_url` (on the card's origin, fetched by card trust through the
+ * guarded transport), and the coverage a signature must have.
+ *
+ * @example
+ * ```ts
+ * const keys: EntryCardKeys | undefined = registry.get('travel').cardKeys;
+ * keys?.keySet?.kids(); // ['NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs']
+ * ```
+ */
+export interface EntryCardKeys extends Readonly<CardSignatureKeys> {
+  readonly keySet?: OperatorKeySet;
+  readonly jwksUrl?: string;
+  readonly coverage: SignatureCoverage;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +306,21 @@ const EntrySchema = Type.Object(
     max_reply_chars: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 }),
     poll_interval_s: Type.Number({ minimum: 0.05, maximum: 300, default: 2 }),
     max_wait_s: Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 120 }),
+    card_keys: Type.Optional(
+      Type.Object(
+        {
+          /** A JWK Set file of public keys, relative to the registry file's directory. */
+          jwks_file: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+          /** Public JWKs written in the registry. */
+          keys: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: 16 })),
+          /** A JWK Set URL on the card's own origin. */
+          jwks_url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH })),
+          coverage: Type.Union([Type.Literal('trust-fields'), Type.Literal('interfaces')], { default: 'trust-fields' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    require_signed_card: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -362,6 +414,8 @@ export function registryPath(option: string | undefined, env: NodeJS.ProcessEnv 
  * @throws RegistryError
  */
 export function loadRegistryFile(path: string, env: NodeJS.ProcessEnv = process.env): Registry {
+  // Files the registry names (card_keys.jwks_file) are relative to the registry's directory.
+  const baseDir = dirname(resolve(path));
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -370,13 +424,14 @@ export function loadRegistryFile(path: string, env: NodeJS.ProcessEnv = process.
     throw new RegistryError('', '', `${path}: ${reason}`);
   }
   if (text.length > MAX_REGISTRY_BYTES) throw new RegistryError('', '', `${path}: larger than 1 MiB`);
-  return parseRegistry(text, env, path);
+  return parseRegistry(text, env, path, baseDir);
 }
 
 /**
  * Parses and validates registry YAML against the environment: schema and defaults, unique
- * names, URLs (https, or http to loopback; no credentials), secrets present, and the private
- * network and egress proxy settings.
+ * names, URLs (https, or http to loopback; no credentials), secrets present, the private
+ * network and egress proxy settings, and card signature keys (read from `baseDir`, default the
+ * working directory).
  *
  * @example
  * ```ts
@@ -385,7 +440,12 @@ export function loadRegistryFile(path: string, env: NodeJS.ProcessEnv = process.
  * ```
  * @throws RegistryError
  */
-export function parseRegistry(text: string, env: NodeJS.ProcessEnv = process.env, source = 'inline'): Registry {
+export function parseRegistry(
+  text: string,
+  env: NodeJS.ProcessEnv = process.env,
+  source = 'inline',
+  baseDir = process.cwd(),
+): Registry {
   let document: unknown;
   try {
     // Duplicate keys are an error; a small alias budget stops alias bombs (as config/ does).
@@ -408,12 +468,18 @@ export function parseRegistry(text: string, env: NodeJS.ProcessEnv = process.env
     const label = `agents[${index}] "${rawEntry.name}"`;
     if (seen.has(rawEntry.name)) throw new RegistryError(label, 'name', 'is used by an earlier entry');
     seen.add(rawEntry.name);
-    return buildEntry(rawEntry, label, env, network);
+    return buildEntry(rawEntry, label, env, network, baseDir);
   });
   return new Registry(entries, network);
 }
 
-function buildEntry(raw: RawEntry, label: string, env: NodeJS.ProcessEnv, network: NetworkSettings): RegistryEntry {
+function buildEntry(
+  raw: RawEntry,
+  label: string,
+  env: NodeJS.ProcessEnv,
+  network: NetworkSettings,
+  baseDir: string,
+): RegistryEntry {
   const cardUrl = checkUrl(raw.card_url, label, 'card_url');
   const rpcUrl = raw.rpc_url === undefined ? undefined : checkUrl(raw.rpc_url, label, 'rpc_url');
   checkHosts([cardUrl, rpcUrl], raw.private_network, label, network);
@@ -422,6 +488,10 @@ function buildEntry(raw: RawEntry, label: string, env: NodeJS.ProcessEnv, networ
   if (read > total) throw new RegistryError(label, 'timeouts.read', 'is longer than timeouts.total');
   if (raw.poll_interval_s > raw.max_wait_s) {
     throw new RegistryError(label, 'poll_interval_s', 'is longer than max_wait_s');
+  }
+  const cardKeys = raw.card_keys === undefined ? undefined : buildCardKeys(raw.card_keys, cardUrl, label, baseDir);
+  if (raw.require_signed_card === true && cardKeys === undefined) {
+    throw new RegistryError(label, 'require_signed_card', 'needs card_keys: the keys a signature must verify with');
   }
   const entry: RegistryEntry = {
     name: raw.name,
@@ -439,8 +509,74 @@ function buildEntry(raw: RawEntry, label: string, env: NodeJS.ProcessEnv, networ
     maxReplyChars: raw.max_reply_chars,
     pollIntervalMs: ms(raw.poll_interval_s),
     maxWaitMs: ms(raw.max_wait_s),
+    ...(cardKeys !== undefined && { cardKeys }),
+    // Naming keys means wanting signed cards; `require_signed_card: false` only tolerates unsigned ones.
+    requireSignedCard: raw.require_signed_card ?? cardKeys !== undefined,
   };
   return Object.freeze(entry);
+}
+
+/**
+ * `card_keys`: the file and inline keys read and checked now (public keys only, no `oct`, no
+ * kid twice), the URL checked like `card_url` and held to the card's origin.
+ */
+function buildCardKeys(
+  raw: NonNullable<RawEntry['card_keys']>,
+  cardUrl: URL,
+  label: string,
+  baseDir: string,
+): EntryCardKeys {
+  if (raw.jwks_file === undefined && raw.keys === undefined && raw.jwks_url === undefined) {
+    throw new RegistryError(label, 'card_keys', 'names no keys: give jwks_file, keys or jwks_url');
+  }
+  const sets: OperatorKeySet[] = [];
+  if (raw.jwks_file !== undefined) {
+    const path = resolve(baseDir, raw.jwks_file);
+    sets.push(asRegistryError(label, 'card_keys.jwks_file', () => importKeySet(readJwksFile(path), path)));
+  }
+  if (raw.keys !== undefined) {
+    const inline = raw.keys;
+    // importKeySet names the key by index: "card_keys: keys[1] holds private key material".
+    sets.push(asRegistryError(label, '', () => importKeySet({ keys: inline }, 'card_keys')));
+  }
+  let jwksUrl: string | undefined;
+  if (raw.jwks_url !== undefined) {
+    const url = checkUrl(raw.jwks_url, label, 'card_keys.jwks_url');
+    // The card's own origin, so the keys and the card answer for each other: keys from a third
+    // host would let that host vouch for a card it does not serve.
+    if (url.origin !== cardUrl.origin) {
+      throw new RegistryError(label, 'card_keys.jwks_url', `must be on the card's origin (${cardUrl.origin})`);
+    }
+    jwksUrl = url.href;
+  }
+  const keySet = sets.length === 0 ? undefined : asRegistryError(label, 'card_keys', () => combineKeySets(sets));
+  return Object.freeze({
+    ...(keySet !== undefined && { keySet }),
+    ...(jwksUrl !== undefined && { jwksUrl }),
+    coverage: raw.coverage,
+  });
+}
+
+function readJwksFile(path: string): unknown {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
+    throw new SigningKeyError('key_unreadable', `${path}: ${reason}`, { cause: error });
+  }
+  if (bytes.length > MAX_JWKS_FILE_BYTES) throw new SigningKeyError('key_unreadable', `${path}: larger than 1 MiB`);
+  return parseKeyDocument(bytes, path);
+}
+
+/** A refused key or key set (its message names the file or key index) as a `RegistryError`. */
+function asRegistryError<T>(label: string, key: string, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof SigningKeyError) throw new RegistryError(label, key, error.message);
+    throw error;
+  }
 }
 
 function ms(seconds: number): number {
@@ -654,6 +790,7 @@ function firstSchemaError(value: unknown): RegistryError {
   }
   // A union of literals reports "must be equal to constant"; say which values are meant.
   if (/\/effect$/.test(path) && error.keyword !== 'required') problem = 'must be read_only or acting';
+  if (/\/card_keys\/coverage$/.test(path)) problem = 'must be trust-fields or interfaces';
   const segments = path
     .split('/')
     .slice(1)

@@ -59,7 +59,7 @@ export const LEDGER_FILE_NAME = 'outbound-tasks.json';
 /**
  * One operator log line: a fixed event name and identifiers, URLs or digests; never content
  * or secrets. Receives both the client's events (`a2a.client.*`) and card trust's
- * (`card_pinned_tofu`, `card_pin_drift`, `card_pin_mismatch`).
+ * (`card_pinned_tofu`, `card_pin_drift`, `card_pin_mismatch`, `card_signature_refused`).
  *
  * @example
  * ```ts
@@ -147,8 +147,9 @@ export function loadRegistry(option: string | undefined, env: NodeJS.ProcessEnv 
 
 /**
  * A registry entry as card trust takes it: the entry's URLs, pin, refresh and network
- * setting, the default card size cap, and the entry's timeouts, each cut to `capMs` when given
- * (`airlock agents` gives every card 5 s).
+ * setting, its card signature keys and whether a signature is required, the default card size
+ * cap, and the entry's timeouts, each cut to `capMs` when given (`airlock agents` gives every
+ * card 5 s).
  *
  * @example
  * ```ts
@@ -173,6 +174,8 @@ export function cardTrustEntry(
       readMs: Math.min(entry.timeouts.readMs, cap),
       totalMs: Math.min(entry.timeouts.totalMs, cap),
     },
+    ...(entry.cardKeys !== undefined && { cardKeys: entry.cardKeys }),
+    requireSignedCard: entry.requireSignedCard,
   };
 }
 

@@ -5,6 +5,11 @@
  * dialect, base URL, public or extended) renders once and is served from a small cache with a
  * strong ETag.
  *
+ * With `signing` configured, each rendered card is signed as it is rendered (one signature per
+ * key, A2A v1.0 §8.4), so signatures are computed once per card change, never per request;
+ * the extended card is rendered, signed and cached the same way. The canonical model has no
+ * `signatures`: they exist only on the wire shapes.
+ *
  * @example
  * ```ts
  * const cards = new CardCache(config);
@@ -12,14 +17,24 @@
  * ```
  */
 import { createHash } from 'node:crypto';
-import type { AirlockConfig } from '../config/load.js';
+import type { AirlockConfig, SigningSettings } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { DialectVersion } from '../protocol/dialect.js';
+import { encodeCardV03, encodeCardV10 } from '../protocol/card.js';
 import type { AgentCard, AgentSkill, SecurityScheme } from '../protocol/model.js';
-import { v03 } from '../protocol/v03.js';
-import { v10 } from '../protocol/v10.js';
+import { cardSigningPayload, signCard } from '../trust/signing/index.js';
 import { securitySchemesFor } from './auth/index.js';
 
+/**
+ * A document ready to serve: its JSON text and a strong ETag over it.
+ *
+ * @example
+ * ```ts
+ * const rendered: RenderedCard = cards.render(agent, '1.0', baseUrl, false);
+ * res.setHeader('etag', rendered.etag);
+ * res.end(rendered.body);
+ * ```
+ */
 export interface RenderedCard {
   body: string;
   etag: string;
@@ -118,6 +133,20 @@ function toSkill(skill: AgentConfig['skills'][number]): AgentSkill {
 
 const MAX_CACHED = 512;
 
+/** A strong ETag: 27 base64url characters of the body's SHA-256 (162 bits). */
+function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
+/**
+ * The wire card with one signature per configured key. The keys were checked at load and every
+ * agent's cards were brought to their signing payload when the cache was made (`CardCache`'s constructor), so this
+ * does not throw while serving.
+ */
+function signWith(wire: Record<string, unknown>, signing: SigningSettings): Record<string, unknown> {
+  return signCard(wire, signing.keys, { ...(signing.jku !== undefined && { jku: signing.jku }) });
+}
+
 /**
  * Rendered cards by agent, dialect, base URL and kind (public or extended), with their ETags.
  * The security schemes follow the authentication settings (`securitySchemesFor`).
@@ -137,31 +166,83 @@ export class CardCache {
 
   /** What the authenticator accepts (bearer, JWT, X-API-Key), from the configuration. */
   readonly #securitySchemes: Readonly<Record<string, SecurityScheme>>;
+  readonly #signing: SigningSettings | undefined;
+  /** The served key set, when signing is configured. */
+  readonly #jwks: RenderedCard | undefined;
 
   constructor(config: AirlockConfig) {
     this.#config = config;
     this.#securitySchemes = securitySchemesFor({ apiKeyHeader: config.server.apiKeyHeader, jwt: config.jwt });
+    this.#signing = config.signing;
+    if (config.signing !== undefined) {
+      const body = JSON.stringify(config.signing.jwks);
+      this.#jwks = { body, etag: etagOf(body) };
+      this.#checkSignable();
+    }
+  }
+
+  /**
+   * Brings each agent's cards to their signing payload once, at startup: a card that has no
+   * RFC 8785 form (a lone surrogate in a configured text) fails here, naming the agent, rather
+   * than on every request. Only the payload can fail (the keys were checked at load), and the
+   * base URL does not matter (URLs are always encodable).
+   */
+  #checkSignable(): void {
+    for (const agent of this.#config.agents) {
+      for (const extended of [false, true]) {
+        try {
+          cardSigningPayload(encodeCardV10(this.card(agent, 'https://gateway.invalid', extended)));
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new Error(`agent "${agent.slug}": its ${extended ? 'extended ' : ''}card cannot be signed: ${reason}`, {
+            cause: error,
+          });
+        }
+      }
+    }
+  }
+
+  /**
+   * The JWK Set that `/.well-known/jwks.json` serves (public keys only), or undefined when the
+   * gateway does not sign its cards.
+   *
+   * @example
+   * ```ts
+   * const jwks = cards.jwks(); // { body: '{"keys":[{"kty":"EC",…}]}', etag: '"…"' }
+   * ```
+   */
+  jwks(): RenderedCard | undefined {
+    return this.#jwks;
   }
 
   endpointUrl(agent: AgentConfig, baseUrl: string): string {
     return `${baseUrl}${this.#config.server.basePath}/${agent.slug}`;
   }
 
+  /**
+   * The card in one shape, as served: signed when signing is configured. Rendered (and signed)
+   * once per agent, shape, base URL and kind, then served from the cache.
+   *
+   * @example
+   * ```ts
+   * const { body, etag } = cards.render(agent, '0.3', 'https://gw.example', true); // the extended v0.3 card
+   * ```
+   */
   render(agent: AgentConfig, version: DialectVersion, baseUrl: string, extended: boolean): RenderedCard {
     const key = `${agent.slug}\n${version}\n${baseUrl}\n${extended ? 1 : 0}`;
     const cached = this.#cache.get(key);
     if (cached !== undefined) return cached;
     const card = this.card(agent, baseUrl, extended);
-    const body = JSON.stringify(version === '1.0' ? v10.encodeCard(card) : v03.encodeCard(card));
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    const rendered = { body, etag };
+    const wire = version === '1.0' ? encodeCardV10(card) : encodeCardV03(card);
+    const body = JSON.stringify(this.#signing === undefined ? wire : signWith(wire, this.#signing));
+    const rendered = { body, etag: etagOf(body) };
     // Loopback Host headers can name any port: keep the cache bounded.
     if (this.#cache.size >= MAX_CACHED) this.#cache.clear();
     this.#cache.set(key, rendered);
     return rendered;
   }
 
-  /** The card as a canonical object (for the extended-card JSON-RPC method). */
+  /** The card as a canonical object, unsigned (signatures exist on the wire shapes `render` makes). */
   card(agent: AgentConfig, baseUrl: string, extended: boolean): AgentCard {
     return buildAgentCard(agent, this.endpointUrl(agent, baseUrl), extended, this.#securitySchemes);
   }

@@ -5,6 +5,13 @@
  * - The card is fetched with `A2A-Version: 1.0` (a dual-dialect server then serves the v1.0
  *   shape; a v0.3-only one serves v0.3, which `decodeAnyCard` reads too) and a byte cap
  *   (default 256 KiB) that the guarded client enforces while reading.
+ * - With `cardKeys` (the registry's `card_keys`), the exact bytes fetched are verified with the
+ *   operator's keys before anything else is done with them (`signing/verify.ts`): an unsigned
+ *   card (when a signature is required), a forged or tampered one, or one whose signature does
+ *   not cover its endpoints is refused (`card_signature_invalid`, logged as
+ *   `card_signature_refused`) and never pinned. Keys come from the entry only: a key file,
+ *   inline keys, or a `jwksUrl` on the card's origin, fetched through the same client and
+ *   cached for `keySetTtlS` (300 s); never from the card or a signature header (`jku`).
  * - Every JSON-RPC interface must pass `chooseInterface`'s https and origin rules.
  * - The pin is the trust digest (`digest.ts`). A configured `card_sha256` must match; without
  *   one, the first digest seen is pinned (trust on first use, logged as `card_pinned_tofu`)
@@ -27,10 +34,16 @@
  * const { endpoint, card } = await trust.resolve({ name: 'weather', cardUrl, cardRefreshS: 300, timeouts });
  * ```
  */
+import { createHash } from 'node:crypto';
 import { A2AError } from '../protocol/errors.js';
 import { decodeAnyCard } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/model.js';
 import { assertDepth, cardTrustDigest, normalizeDigest } from './digest.js';
+import type { SignatureCoverage } from './signing/coverage.js';
+import { CardSignatureError, SigningKeyError } from './signing/errors.js';
+import { fetchKeySet } from './signing/fetch-keys.js';
+import { combineKeySets, type OperatorKeySet, type SigningAlgorithm } from './signing/keys.js';
+import { verifyCardSignatures, type CardSignatureVerdict } from './signing/verify.js';
 import { CardTrustError, showUrl } from './errors.js';
 import { chooseInterface } from './interfaces.js';
 import type { ChosenEndpoint } from './interfaces.js';
@@ -124,7 +137,9 @@ export type CardTrustLogFields = Record<string, string | number | boolean>;
 
 /**
  * Events: `card_pinned_tofu` (first digest pinned), `card_pin_drift` (TOFU/operator pin no
- * longer matches; entry disabled), `card_pin_mismatch` (configured pin does not match).
+ * longer matches; entry disabled), `card_pin_mismatch` (configured pin does not match),
+ * `card_signature_refused` (the card's signature was required or present and did not verify
+ * with the entry's keys, or the keys could not be had; `reason` is the stable code).
  *
  * @example
  * ```ts
@@ -147,7 +162,58 @@ export interface CardTrustOptions {
   /** Epoch milliseconds; defaults to `Date.now`. */
   now?: () => number;
   log?: CardTrustLog;
+  /** How long a key set fetched from a `jwksUrl` is used before it is fetched again; default 300. */
+  keySetTtlS?: number;
 }
+
+/**
+ * The operator's keys for one entry's card signatures (the registry's `card_keys`). At least
+ * one of `keySet` and `jwksUrl`; with both, either's keys verify.
+ *
+ * @example
+ * ```ts
+ * const keys: CardSignatureKeys = { keySet: await readKeySetFile('travel-jwks.json'), coverage: 'trust-fields' };
+ * ```
+ */
+export interface CardSignatureKeys {
+  /** Keys read from the operator's files or config (`jwks_file`, inline `keys`). */
+  keySet?: OperatorKeySet;
+  /** A JWK Set URL on the card's own origin, fetched through the card client and cached briefly. */
+  jwksUrl?: string;
+  /** What a verified signature must cover; default `trust-fields`. */
+  coverage?: SignatureCoverage;
+}
+
+/**
+ * The signature a trusted card was accepted with.
+ *
+ * @example
+ * ```ts
+ * const signature: CardSignatureInfo = { kid: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs', alg: 'ES256' };
+ * ```
+ */
+export interface CardSignatureInfo {
+  kid: string;
+  alg: SigningAlgorithm;
+}
+
+/**
+ * How long a key set fetched from a `jwksUrl` is reused, in seconds: short, so a key the remote
+ * revokes stops verifying within minutes, long enough that a JWKS is not fetched per call.
+ *
+ * @example
+ * ```ts
+ * new CardTrust({ client, pins, keySetTtlS: DEFAULT_KEY_SET_TTL_S });
+ * ```
+ */
+export const DEFAULT_KEY_SET_TTL_S = 300;
+
+/**
+ * When a card names a key the cached set lacks (the remote rotated), the set is fetched again
+ * before refusing, but not more often than this: a remote cannot make Airlock fetch its JWKS
+ * on every call by serving cards with made-up key ids.
+ */
+const KEY_SET_REFETCH_MIN_MS = 30_000;
 
 /**
  * A registry entry as card trust sees it.
@@ -175,6 +241,10 @@ export interface CardTrustEntry {
   maxCardBytes?: number;
   privateNetwork?: boolean;
   timeouts: RequestTimeouts;
+  /** The keys the card's signatures are checked with; without them, signatures are not checked. */
+  cardKeys?: CardSignatureKeys;
+  /** Refuse a card without a signature that verifies; default: true when `cardKeys` is set. */
+  requireSignedCard?: boolean;
 }
 
 /**
@@ -193,6 +263,8 @@ export interface TrustedCard {
   endpoint: ChosenEndpoint;
   /** Epoch milliseconds when the card was fetched. */
   fetchedAt: number;
+  /** The signature that verified, when the entry names keys and the card was signed. */
+  signature?: CardSignatureInfo;
 }
 
 /**
@@ -228,7 +300,11 @@ export class CardTrust {
   private readonly pins: CardPins;
   private readonly now: () => number;
   private readonly log: CardTrustLog;
+  private readonly keySetTtlMs: number;
   private readonly cache = new Map<string, CacheSlot>();
+  /** Key sets fetched from `jwksUrl`s, by URL and network setting. */
+  private readonly keySets = new Map<string, { keySet: OperatorKeySet; fetchedAt: number }>();
+  private readonly keySetFetches = new Map<string, Promise<{ keySet: OperatorKeySet; fetchedAt: number }>>();
   /** One fetch per entry at a time: concurrent callers share it. */
   private readonly inflight = new Map<string, { key: string; promise: Promise<TrustedCard> }>();
 
@@ -237,13 +313,16 @@ export class CardTrust {
     this.pins = options.pins;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => undefined);
+    this.keySetTtlMs = (options.keySetTtlS ?? DEFAULT_KEY_SET_TTL_S) * 1000;
   }
 
   /**
    * The trusted card of `entry`: from the cache while it is younger than `cardRefreshS`,
-   * otherwise fetched, checked and held to the pin. Throws `CardTrustError` when refused
-   * (`card_invalid`, `card_pin_mismatch`), the client's `OutboundError` when the card could
-   * not be fetched, and `TypeError` for a malformed entry (bad URLs, bad `cardSha256`).
+   * otherwise fetched, checked (its signature first, when the entry names keys) and held to the
+   * pin. Throws `CardTrustError` when refused (`card_invalid`, `card_signature_invalid`,
+   * `card_pin_mismatch`), the client's `OutboundError` when the card (or the entry's key set)
+   * could not be fetched, and `TypeError` for a malformed entry (bad URLs, bad `cardSha256`,
+   * a signature required without keys).
    *
    * @example
    * ```ts
@@ -278,9 +357,10 @@ export class CardTrust {
   }
 
   /**
-   * Fetches and checks a card without consulting or changing pins and without caching: what
-   * `airlock registry pin <name>` shows before it calls `pins.set(name, digest, 'operator')`.
-   * Throws as `resolve` does, except for pin mismatches.
+   * Fetches and checks a card (its signature included, when the entry names keys) without
+   * consulting or changing pins and without caching the card: what `airlock registry pin
+   * <name>` shows before it calls `pins.set(name, digest, 'operator')`. Throws as `resolve`
+   * does, except for pin mismatches.
    *
    * @example
    * ```ts
@@ -289,7 +369,7 @@ export class CardTrust {
    * ```
    */
   async inspect(entry: CardTrustEntry): Promise<TrustedCard> {
-    const card = await this.fetchCard(entry);
+    const { card, signature } = await this.fetchCard(entry);
     const endpoint = chooseInterface(card, { cardUrl: entry.cardUrl, rpcUrl: entry.rpcUrl, entry: entry.name });
     let digest: string;
     try {
@@ -299,7 +379,7 @@ export class CardTrust {
         cause: error,
       });
     }
-    return { card, digest, endpoint, fetchedAt: this.now() };
+    return { card, digest, endpoint, fetchedAt: this.now(), ...(signature !== undefined && { signature }) };
   }
 
   /**
@@ -383,7 +463,10 @@ export class CardTrust {
     return trusted;
   }
 
-  private async fetchCard(entry: CardTrustEntry): Promise<AgentCard> {
+  private async fetchCard(entry: CardTrustEntry): Promise<{ card: AgentCard; signature?: CardSignatureInfo }> {
+    if (entry.cardKeys === undefined && entry.requireSignedCard === true) {
+      throw new TypeError(`Registry entry "${entry.name}": requiring a signed card needs card_keys to check it with`);
+    }
     const cap = entry.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES;
     const where = showUrl(entry.cardUrl);
     let response: CardResponse;
@@ -421,9 +504,14 @@ export class CardTrust {
         `the card fetch from ${where} answered HTTP ${response.status}`,
       );
     }
-    const value = parseCardJson(response.body, entry.name, where);
+    // The signature is checked on the bytes as received, and the card is decoded from the very
+    // parse it was checked on: what was verified is what is used (and pinned).
+    const { value, signature } =
+      entry.cardKeys === undefined
+        ? { value: parseCardJson(response.body, entry.name, where), signature: undefined }
+        : await this.verifySignature(entry, entry.cardKeys, response.body, where);
     try {
-      return decodeAnyCard(value);
+      return { card: decodeAnyCard(value), ...(signature !== undefined && { signature }) };
     } catch (error) {
       throw new CardTrustError(
         'card_invalid',
@@ -435,6 +523,137 @@ export class CardTrust {
       );
     }
   }
+
+  /**
+   * The card's parse once a signature verified with the entry's keys (or, when none is required,
+   * once it is found unsigned). Refusals are `CardTrustError`s: `card_invalid` for bytes that
+   * are no card at all, `card_signature_invalid` for everything about signatures and keys.
+   */
+  private async verifySignature(
+    entry: CardTrustEntry,
+    keys: CardSignatureKeys,
+    body: Buffer,
+    where: string,
+  ): Promise<{ value: unknown; signature?: CardSignatureInfo }> {
+    const options = { requireSigned: entry.requireSignedCard ?? true, coverage: keys.coverage ?? 'trust-fields' };
+    let held = await this.keysOf(entry, keys, this.keySetTtlMs);
+    let verdict: CardSignatureVerdict;
+    try {
+      verdict = await verifyCardSignatures(body, held.keySet, options);
+    } catch (error) {
+      const stale = held.fetchedAt !== undefined && this.now() - held.fetchedAt >= KEY_SET_REFETCH_MIN_MS;
+      if (!stale || !namesUnknownKey(error)) throw this.signatureRefused(entry, error, where);
+      // The remote may have rotated to a key published after our copy of its set was fetched.
+      held = await this.keysOf(entry, keys, 0);
+      try {
+        verdict = await verifyCardSignatures(body, held.keySet, options);
+      } catch (retried) {
+        throw this.signatureRefused(entry, retried, where);
+      }
+    }
+    return {
+      value: verdict.card,
+      ...(verdict.status === 'verified' && { signature: { kid: verdict.kid, alg: verdict.alg } }),
+    };
+  }
+
+  /**
+   * The entry's verification keys: its own set, plus the set at its `jwksUrl` (cached, fetched
+   * when older than `maxAgeMs`; `fetchedAt` says when). Throws `CardTrustError`
+   * (`card_signature_invalid`) when the fetched set is refused, and the client's errors when
+   * it cannot be fetched.
+   */
+  private async keysOf(
+    entry: CardTrustEntry,
+    keys: CardSignatureKeys,
+    maxAgeMs: number,
+  ): Promise<{ keySet: OperatorKeySet; fetchedAt?: number }> {
+    if (keys.jwksUrl === undefined) {
+      if (keys.keySet === undefined) throw new TypeError(`Registry entry "${entry.name}": card_keys names no keys`);
+      return { keySet: keys.keySet };
+    }
+    if (new URL(keys.jwksUrl).origin !== new URL(entry.cardUrl).origin) {
+      throw new TypeError(`Registry entry "${entry.name}": card_keys.jwks_url must be on the card's origin`);
+    }
+    try {
+      const fetched = await this.fetchKeySetCached(entry, keys.jwksUrl, maxAgeMs);
+      const keySet = keys.keySet === undefined ? fetched.keySet : combineKeySets([keys.keySet, fetched.keySet]);
+      return { keySet, fetchedAt: fetched.fetchedAt };
+    } catch (error) {
+      if (error instanceof SigningKeyError) throw this.signatureRefused(entry, error, showUrl(entry.cardUrl));
+      const code = outboundCode(error);
+      if (code === 'response_too_large' || code === 'invalid_response') {
+        throw this.signatureRefused(
+          entry,
+          new SigningKeyError('key_unreadable', `the key set at ${showUrl(keys.jwksUrl)} is too large or malformed`),
+          showUrl(entry.cardUrl),
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** One fetch per key set URL at a time; a failed fetch leaves nothing cached. */
+  private async fetchKeySetCached(
+    entry: CardTrustEntry,
+    url: string,
+    maxAgeMs: number,
+  ): Promise<{ keySet: OperatorKeySet; fetchedAt: number }> {
+    const slotKey = JSON.stringify([url, entry.privateNetwork === true]);
+    const cached = this.keySets.get(slotKey);
+    if (cached !== undefined && this.now() - cached.fetchedAt < maxAgeMs) return cached;
+    const running = this.keySetFetches.get(slotKey);
+    if (running !== undefined) return running;
+    const promise = fetchKeySet(this.client, {
+      url,
+      timeouts: entry.timeouts,
+      privateNetwork: entry.privateNetwork === true,
+    }).then(
+      (keySet) => {
+        const slot = { keySet, fetchedAt: this.now() };
+        this.keySets.set(slotKey, slot);
+        return slot;
+      },
+      (error: unknown) => {
+        this.keySets.delete(slotKey);
+        throw error;
+      },
+    );
+    const settled = promise.finally(() => {
+      if (this.keySetFetches.get(slotKey) === settled) this.keySetFetches.delete(slotKey);
+    });
+    this.keySetFetches.set(slotKey, settled);
+    return settled;
+  }
+
+  /** A signature or key problem as the refusal card trust throws, logged with its stable code. */
+  private signatureRefused(entry: CardTrustEntry, error: unknown, where: string): Error {
+    if (error instanceof CardSignatureError) {
+      // Bytes that are no card at all are refused as such, whether or not a signature was asked for.
+      if (error.code === 'card_malformed' || error.code === 'card_too_deep') {
+        return new CardTrustError('card_invalid', entry.name, `the card at ${where}: ${error.message}`, {
+          cause: error,
+        });
+      }
+    } else if (!(error instanceof SigningKeyError)) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+    this.log('card_signature_refused', { entry: entry.name, reason: error.code, cardUrl: showUrl(entry.cardUrl) });
+    const detail =
+      error instanceof SigningKeyError
+        ? `the signature of the card at ${where} cannot be checked: ${error.message}`
+        : `the card at ${where} is refused: ${error.message}`;
+    return new CardTrustError('card_signature_invalid', entry.name, detail, { cause: error });
+  }
+}
+
+/** Whether a refusal is (at least partly) a signature naming a key the operator's set lacks. */
+function namesUnknownKey(error: unknown): boolean {
+  return (
+    error instanceof CardSignatureError &&
+    error.code === 'signature_unverified' &&
+    error.failures.some((failure) => failure.code === 'kid_unknown')
+  );
 }
 
 function parseCardJson(body: Buffer, entry: string, where: string): unknown {
@@ -473,12 +692,34 @@ function outboundCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/**
+ * The entry settings a trusted card was checked under; a card checked under other settings
+ * (other keys included) is checked again rather than served from the cache.
+ */
 function entryKey(entry: CardTrustEntry): string {
+  const keys = entry.cardKeys;
   return JSON.stringify([
     entry.cardUrl,
     entry.rpcUrl ?? null,
     entry.cardSha256 ?? null,
     entry.maxCardBytes ?? null,
     entry.privateNetwork === true,
+    keys === undefined
+      ? null
+      : [keys.keySet === undefined ? null : keySetIdentity(keys.keySet), keys.jwksUrl ?? null, keys.coverage ?? null],
+    entry.requireSignedCard ?? null,
   ]);
+}
+
+/** Key sets are immutable: each one's identity is computed once (on the hot path of `resolve`). */
+const KEY_SET_IDENTITIES = new WeakMap<OperatorKeySet, string>();
+
+/** The SHA-256 of the set's public JWKs: the same keys give the same identity, any change another. */
+function keySetIdentity(keySet: OperatorKeySet): string {
+  let identity = KEY_SET_IDENTITIES.get(keySet);
+  if (identity === undefined) {
+    identity = createHash('sha256').update(JSON.stringify(keySet.toJwks())).digest('hex');
+    KEY_SET_IDENTITIES.set(keySet, identity);
+  }
+  return identity;
 }

@@ -1,6 +1,8 @@
 /**
  * Card trust: fetching remote agent cards through the guarded client, checking their
- * endpoints, and pinning them by the digest of their trust fields.
+ * endpoints and (when the registry names keys) their signatures, and pinning them by the
+ * digest of their trust fields. Card signing itself (keys, sign, verify) is `signing/`,
+ * re-exported here.
  *
  * @example
  * ```ts
@@ -24,12 +26,14 @@ export { chooseInterface } from './interfaces.js';
 export type { ChosenEndpoint, InterfaceContext } from './interfaces.js';
 export { PinStore, parsePinFile } from './pins.js';
 export type { PinRecord, PinSource, PinStoreOptions } from './pins.js';
-export { CardTrust, DEFAULT_MAX_CARD_BYTES } from './card.js';
+export { CardTrust, DEFAULT_KEY_SET_TTL_S, DEFAULT_MAX_CARD_BYTES } from './card.js';
 export type {
   CardFetcher,
   CardPins,
   CardRequestOptions,
   CardResponse,
+  CardSignatureInfo,
+  CardSignatureKeys,
   CardTrustEntry,
   CardTrustLog,
   CardTrustLogFields,
@@ -37,3 +41,4 @@ export type {
   RequestTimeouts,
   TrustedCard,
 } from './card.js';
+export * from './signing/index.js';

@@ -161,6 +161,11 @@ export class OperatorKeySet {
   toJwks(): { keys: PublicJwk[] } {
     return { keys: [...this.#keys.values()].map((key) => ({ ...key.jwk })) };
   }
+
+  /** As JSON (a registry entry printed, say): the JWK Set, public keys only. */
+  toJSON(): { keys: PublicJwk[] } {
+    return this.toJwks();
+  }
 }
 
 const EC_ALGORITHMS: Readonly<Record<string, SigningAlgorithm>> = {
