@@ -6,6 +6,9 @@
  * - **Airlock**: `airlock serve` with the echo agent and bearer-token auth on (a temporary config).
  * - **raw node:http** (bench/peers/raw-http.ts): reads each body, sends a fixed reply of the same
  *   size as Airlock's. The ceiling: any real server does at least this much.
+ * - **Airlock (SQLite)** and **Airlock (PostgreSQL)**: the same, with tasks in the durable stores
+ *   (`--data DIR`; a PostgreSQL schema of its own in DATABASE_URL or the local `test` database,
+ *   dropped at the end; `--no-postgres` leaves that row out).
  * - **@a2a-js/sdk** (bench/peers/sdk-echo.ts): the SDK's echo agent on express, v0.3 via legacyCompat,
  *   with the same bearer check.
  *
@@ -39,6 +42,11 @@ import { formatInt, formatMs, formatRatio, median, renderTable } from './lib/rep
 const AIRLOCK_TARGET = 0.6;
 /** With every guard on (audit file, scrubbing, trusted-proxy parsing, API-key header, REST). */
 const GUARDED_TARGET = 0.5;
+/** The durable stores (issue targets): every acknowledged task written before the reply. */
+const SQLITE_TARGET = 0.4;
+const POSTGRES_TARGET = 0.25;
+/** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
+const BENCH_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PAUSE_BETWEEN_RUNS_MS = 250;
 const MESSAGE_SEND = JSON.stringify({
   jsonrpc: '2.0',
@@ -49,7 +57,7 @@ const MESSAGE_SEND = JSON.stringify({
   },
 });
 
-type ServerKey = 'airlock' | 'guarded' | 'raw' | 'sdk';
+type ServerKey = 'airlock' | 'guarded' | 'sqlite' | 'postgres' | 'raw' | 'sdk';
 
 interface Settings {
   duration: number;
@@ -58,6 +66,8 @@ interface Settings {
   pipelining: number;
   warmup: number;
   json: boolean;
+  /** Run the PostgreSQL row (off with --no-postgres, e.g. where no database runs). */
+  postgres: boolean;
 }
 
 interface BenchServer {
@@ -89,6 +99,8 @@ interface ServerSummary {
 interface Ratios {
   airlockToRaw: number;
   guardedToRaw: number;
+  sqliteToRaw: number;
+  postgresToRaw: number;
   sdkToRaw: number;
   airlockToSdk: number;
 }
@@ -104,12 +116,13 @@ function parseSettings(argv: string[]): Settings {
       connections: { type: 'string', default: '50' },
       warmup: { type: 'string', default: '3' },
       json: { type: 'boolean', default: false },
+      'no-postgres': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run bench -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json]\n',
+      'usage: npm run bench -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]\n',
     );
     process.exit(0);
   }
@@ -120,6 +133,7 @@ function parseSettings(argv: string[]): Settings {
     pipelining: 1,
     warmup: nonNegativeNumber('--warmup', values.warmup),
     json: values.json,
+    postgres: !values['no-postgres'],
   };
 }
 
@@ -174,8 +188,9 @@ function printHeader(settings: Settings): void {
  * (two synchronous rows per task), reply scrubbing, X-Forwarded-For parsing for a trusted proxy,
  * the X-API-Key header and the REST routes.
  */
-function airlockConfig(guarded: boolean, workDir: string): string {
+function airlockConfig(guarded: boolean, workDir: string, store: string[] = []): string {
   return [
+    ...store,
     'server:',
     '  host: 127.0.0.1',
     '  port: 0',
@@ -238,11 +253,48 @@ async function startSdk(token: string): Promise<BenchServer> {
   return { key: 'sdk', label: '@a2a-js/sdk (express)', child, target };
 }
 
+/**
+ * Airlock as the plain row (echo, auth), on a durable store: SQLite (`--data`, synchronous=FULL:
+ * each acknowledged task is on disk before the reply) or PostgreSQL (a schema of its own).
+ */
+async function startDurable(token: string, workDir: string, kind: 'sqlite' | 'postgres'): Promise<BenchServer> {
+  const configPath = join(workDir, `airlock-${kind}.yaml`);
+  const store =
+    kind === 'postgres'
+      ? ['store:', '  type: postgres', `  url: '${BENCH_DATABASE_URL}'`, `  schema: ${benchSchema}`]
+      : [];
+  writeFileSync(configPath, airlockConfig(false, workDir, store), { mode: 0o600 });
+  const args = ['serve', '--config', configPath, '--log-level', 'silent'];
+  if (kind === 'sqlite') args.push('--data', join(workDir, 'sqlite'));
+  const child = await startChild({ name: kind, script: 'dist/cli/main.js', args, env: { BENCH_TOKEN: token } });
+  const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  const label = kind === 'sqlite' ? 'Airlock (SQLite)' : 'Airlock (PostgreSQL)';
+  return { key: kind, label, child, target };
+}
+
+/** The PostgreSQL schema of this run, dropped when it ends. */
+const benchSchema = `airlock_bench_${randomBytes(4).toString('hex')}`;
+
+async function dropBenchSchema(): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${benchSchema} CASCADE`);
+  } catch {
+    // Nothing to drop when PostgreSQL was never reached.
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Started one after the other so that start-up work never overlaps; each reply is checked. */
-async function startServers(token: string, workDir: string): Promise<BenchServer[]> {
+async function startServers(token: string, workDir: string, settings: Settings): Promise<BenchServer[]> {
   const servers = [
     await startAirlock(token, workDir, false),
     await startAirlock(token, workDir, true),
+    await startDurable(token, workDir, 'sqlite'),
+    ...(settings.postgres ? [await startDurable(token, workDir, 'postgres')] : []),
     await startRaw(token),
     await startSdk(token),
   ];
@@ -332,6 +384,8 @@ function ratios(summaries: readonly ServerSummary[]): Ratios {
   return {
     airlockToRaw: reqPerSec('airlock') / reqPerSec('raw'),
     guardedToRaw: reqPerSec('guarded') / reqPerSec('raw'),
+    sqliteToRaw: reqPerSec('sqlite') / reqPerSec('raw'),
+    postgresToRaw: reqPerSec('postgres') / reqPerSec('raw'),
     sdkToRaw: reqPerSec('sdk') / reqPerSec('raw'),
     airlockToSdk: reqPerSec('airlock') / reqPerSec('sdk'),
   };
@@ -362,6 +416,16 @@ function printSummary(summaries: readonly ServerSummary[], result: Ratios, round
   console.log(
     `Airlock, every guard / raw  ${formatRatio(result.guardedToRaw)}  (${guardedVerdict} the target of ≥ ${GUARDED_TARGET.toFixed(2)}×)`,
   );
+  for (const [label, ratio, target] of [
+    ['SQLite', result.sqliteToRaw, SQLITE_TARGET],
+    ['PostgreSQL', result.postgresToRaw, POSTGRES_TARGET],
+  ] as const) {
+    if (Number.isNaN(ratio)) continue;
+    const storeVerdict = ratio >= target ? 'meets' : 'BELOW';
+    console.log(
+      `Airlock, ${label} / raw  ${formatRatio(ratio)}  (${storeVerdict} the target of ≥ ${target.toFixed(2)}×)`,
+    );
+  }
   console.log(`SDK / raw      ${formatRatio(result.sdkToRaw)}`);
   console.log(`Airlock / SDK  ${formatRatio(result.airlockToSdk)}`);
 }
@@ -404,7 +468,12 @@ function writeJson(
     startedAt: startedAt.toISOString(),
     machine: machine(),
     settings,
-    target: { airlockToRaw: AIRLOCK_TARGET, guardedToRaw: GUARDED_TARGET },
+    target: {
+      airlockToRaw: AIRLOCK_TARGET,
+      guardedToRaw: GUARDED_TARGET,
+      sqliteToRaw: SQLITE_TARGET,
+      postgresToRaw: POSTGRES_TARGET,
+    },
     summary: summaries,
     ratios: result,
     runs: records,
@@ -425,6 +494,7 @@ function removeWorkDir(): void {
 async function shutdown(): Promise<void> {
   await stopAllChildren();
   removeWorkDir();
+  await dropBenchSchema();
 }
 
 function onSignal(signal: NodeJS.Signals, exitCode: number): void {
@@ -445,7 +515,7 @@ async function main(): Promise<number> {
   const token = randomBytes(32).toString('base64url');
   workDir = mkdtempSync(join(tmpdir(), 'airlock-bench-'));
   try {
-    const servers = await startServers(token, workDir);
+    const servers = await startServers(token, workDir, settings);
     const warmupFailures = await warmUp(servers, settings);
     const records = await measureRounds(servers, settings);
     const summaries = summarise(servers, records);

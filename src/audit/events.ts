@@ -43,7 +43,7 @@ export function auditTime(date: Date = new Date()): AuditTime {
 }
 
 /** Why a task failed: a generic code, never the backend's error text. */
-const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error', 'shutdown'] as const;
+const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error', 'shutdown', 'gateway_restart'] as const;
 const CANCELED_REASONS = ['canceled_by_client', 'agent_timeout', 'task_expired', 'shutdown'] as const;
 const REJECTED_REASONS = [
   'agent_rejected',

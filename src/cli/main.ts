@@ -9,7 +9,10 @@ import { generateToken } from '../config/tokens.js';
 import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
 import { agentsCommand } from './agents.js';
 import { auditVerifyCommand } from './audit.js';
+import { dbMigrateCommand } from './db.js';
 import { call } from './call.js';
+import { cardDigestCommand, cardFetchCommand, cardSignCommand, cardVerifyCommand } from './card.js';
+import { keysGenerateCommand } from './keys.js';
 import { runMcp } from './mcp.js';
 import { registryPinCommand } from './registry.js';
 import { sendCommand } from './send.js';
@@ -27,9 +30,11 @@ program
   .option('--host <host>', 'address to bind (overrides server.host)')
   .option('--port <port>', 'port to bind (overrides server.port)', parsePort)
   .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel)
+  .option('--data <dir>', 'keep tasks durably in SQLite at <dir>/airlock.db')
   .action(async (options) => {
     await serve({
       config: options.config,
+      ...(options.data !== undefined && { data: options.data }),
       ...(options.host !== undefined && { host: options.host }),
       ...(options.port !== undefined && { port: options.port }),
       ...(options.logLevel !== undefined && { logLevel: options.logLevel }),
@@ -146,6 +151,96 @@ program
     process.exitCode = await auditVerifyCommand(file);
   });
 
+const db = program.command('db').description('task store database tools');
+db.command('migrate')
+  .description(
+    'apply pending task store schema migrations and exit (PostgreSQL: --url or DATABASE_URL; SQLite: --data)',
+  )
+  .option('-c, --config <file>', 'configuration file whose store names the database')
+  .option('--url <url>', 'PostgreSQL URL (prefer DATABASE_URL: a URL on the command line shows in ps)')
+  .option('--data <dir>', 'data directory: SQLite in <dir>/airlock.db')
+  .option('--schema <name>', 'PostgreSQL schema (default public)')
+  .action(async (options) => {
+    process.exitCode = await dbMigrateCommand({
+      ...(options.config !== undefined && { config: options.config }),
+      ...(options.url !== undefined && { url: options.url }),
+      ...(options.data !== undefined && { data: options.data }),
+      ...(options.schema !== undefined && { schema: options.schema }),
+    });
+  });
+
+const keys = program.command('keys').description('card signing keys');
+keys
+  .command('generate')
+  .description(
+    'make a card signing key: DIR/<kid>.private.jwk.json (mode 0600) and its public key added to DIR/jwks.json',
+  )
+  .requiredOption('--out <dir>', 'the key directory (created 0700 when missing)')
+  .option('--alg <alg>', 'ES256 (default), ES384, ES512, EdDSA, RS256 or PS256')
+  .action(async (options) => {
+    process.exitCode = await keysGenerateCommand({
+      out: options.out,
+      ...(options.alg !== undefined && { alg: options.alg }),
+    });
+  });
+
+const card = program.command('card').description('agent card tools: fetch, sign, verify, digest');
+card
+  .command('fetch')
+  .description(
+    'fetch a card through the guarded transport: its bytes on stdout; digest, endpoint and signature status on stderr',
+  )
+  .argument('<target>', 'a card URL or a registry name')
+  .option('--registry <file>', 'the registry for a name (default: AIRLOCK_REGISTRY)')
+  .option(
+    '--keys <jwks>',
+    "verify the signature with this JWK Set (repeatable; default for a name: the entry's card_keys)",
+    collect,
+    [] as string[],
+  )
+  .option('--coverage <what>', 'what a signature must cover: trust-fields (default) or interfaces')
+  .option('--a2a-version <version>', 'the card shape to ask for: 1.0 (default) or 0.3')
+  .action(async (target, options) => {
+    process.exitCode = await cardFetchCommand(target, {
+      ...(options.registry !== undefined && { registry: options.registry }),
+      ...(options.keys.length > 0 && { keys: options.keys }),
+      ...(options.coverage !== undefined && { coverage: options.coverage }),
+      ...(options.a2aVersion !== undefined && { version: options.a2aVersion }),
+    });
+  });
+card
+  .command('sign')
+  .description('sign a card JSON file; the signed card on stdout (one signature per --key)')
+  .argument('<card>', 'card JSON file (either shape)')
+  .option('--key <jwk>', 'a private JWK file (repeatable: several keys sign at once)', collect, [] as string[])
+  .option('--jku <url>', 'put this JWK Set URL in each protected header (a hint for verifiers)')
+  .action(async (file, options) => {
+    process.exitCode = await cardSignCommand(file, {
+      key: options.key,
+      ...(options.jku !== undefined && { jku: options.jku }),
+    });
+  });
+card
+  .command('verify')
+  .description("verify a card's signature with the operator's keys (exit 0 verified, 1 refused, 2 cannot check)")
+  .argument('<card>', 'card JSON file or URL')
+  .option('--keys <jwks>', 'a JWK Set file of trusted public keys (repeatable)', collect, [] as string[])
+  .option('--coverage <what>', 'what a signature must cover: trust-fields (default) or interfaces')
+  .action(async (target, options) => {
+    process.exitCode = await cardVerifyCommand(target, {
+      keys: options.keys,
+      ...(options.coverage !== undefined && { coverage: options.coverage }),
+    });
+  });
+card
+  .command('digest')
+  .description("print a card's trust digest (what pins compare) and the SHA-256 of its signing payload")
+  .argument('<card>', 'card JSON file (either shape)')
+  .option('--payload', 'print the canonical signing payload instead')
+  .action(async (file, options) => {
+    process.exitCode = await cardDigestCommand(file, { payload: options.payload === true });
+  });
+
 const tokens = program.command('tokens').description('client tokens');
 tokens
   .command('new')
@@ -165,6 +260,11 @@ function parseAutonomyOption(value: string): McpAutonomy {
   } catch {
     throw new InvalidArgumentError('must be read_only or acting');
   }
+}
+
+/** Commander's way to make an option repeatable: each use adds to the list. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 function parsePort(value: string): number {

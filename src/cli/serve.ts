@@ -10,13 +10,105 @@ import { loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/
 import { prepareBackends, type PreparedBackends } from '../server/backends.js';
 import { createGateway } from '../server/http.js';
 import { createUpstreams } from '../server/upstreams.js';
-import { createLogger, type LogLevel } from '../server/log.js';
+import {
+  describeTaskStoreSpec,
+  openTaskStore,
+  resolveTaskStoreSpec,
+  type TaskStoreSpec,
+} from '../tasks/stores/index.js';
+import type { SharedLimits } from '../server/limits/shared/index.js';
+import { createLogger, type Logger, type LogLevel } from '../server/log.js';
+import type { TaskEventBus } from '../tasks/events.js';
 
 export interface ServeOptions {
   config: string;
   host?: string;
   port?: number;
   logLevel?: LogLevel;
+  /** Keep tasks durably in SQLite at `<data>/airlock.db` (wins over the config and DATABASE_URL). */
+  data?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The store this process will use, checked against the replica count: several replicas need a
+ * store they all share (PostgreSQL). Throws StoreChoiceError with the fix in its message.
+ *
+ * @example
+ * ```ts
+ * chooseTaskStore(config, { env: { AIRLOCK_MULTI_REPLICA: '1' } }); // throws: memory is not shared
+ * ```
+ */
+export function chooseTaskStore(
+  config: AirlockConfig,
+  options: { data?: string; env?: NodeJS.ProcessEnv } = {},
+): TaskStoreSpec {
+  const env = options.env ?? process.env;
+  const spec = resolveTaskStoreSpec({
+    configured: config.store,
+    ...(options.data !== undefined && { data: options.data }),
+    env,
+  });
+  const multi = isMultiReplica(config, env);
+  if (multi && spec.type !== 'postgres') {
+    const why = config.replicas > 1 ? `replicas: ${config.replicas}` : 'AIRLOCK_MULTI_REPLICA=1';
+    throw new StoreChoiceError(
+      `${why} needs a store every replica shares, and the ${spec.type} store is not: set DATABASE_URL or store: { type: postgres, url: … }`,
+    );
+  }
+  return spec;
+}
+
+/** Several processes serve this config: `replicas` above 1, or AIRLOCK_MULTI_REPLICA=1. */
+function isMultiReplica(config: AirlockConfig, env: NodeJS.ProcessEnv): boolean {
+  return config.replicas > 1 || env.AIRLOCK_MULTI_REPLICA === '1';
+}
+
+/**
+ * What replicas share besides the store: task events (so a subscription or a cancel on one
+ * replica reaches a task running on another) and the rate limit, lockout and in-flight caps —
+ * through Redis when `redis.url` is set, else through the PostgreSQL store's database. Loaded only
+ * here, so that one process never loads the Redis client or the shared limiters.
+ */
+async function openReplicaSharing(
+  config: AirlockConfig,
+  spec: Extract<TaskStoreSpec, { type: 'postgres' }>,
+  logger: Logger,
+): Promise<{ bus: TaskEventBus; limits: SharedLimits }> {
+  const { createPostgresTaskEventBus, createRedisTaskEventBus } = await import('../tasks/buses/index.js');
+  const { createSharedLimits } = await import('../server/limits/shared/index.js');
+  const schema = spec.schema;
+  const bus =
+    config.redis !== undefined
+      ? createRedisTaskEventBus({ url: config.redis.url, logger })
+      : createPostgresTaskEventBus({ url: spec.url, ...(schema !== undefined && { schema }), logger });
+  try {
+    const limits = await createSharedLimits(
+      config.redis !== undefined
+        ? { redisUrl: config.redis.url }
+        : { pgUrl: spec.url, ...(schema !== undefined && { schema }) },
+      config.limits,
+      { logger },
+    );
+    logger.info({
+      event: 'replica_sharing',
+      through: config.redis !== undefined ? 'redis' : 'postgres',
+      replicas: config.replicas,
+    });
+    return { bus, limits };
+  } catch (error) {
+    await bus.close?.();
+    throw error;
+  }
+}
+
+/** The configured store cannot serve this deployment (several replicas on an unshared store). */
+export class StoreChoiceError extends Error {
+  readonly code = 'store_not_shared';
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreChoiceError';
+  }
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -24,6 +116,24 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.host !== undefined) config.server.host = options.host;
   if (options.port !== undefined) config.server.port = options.port;
   const logger = createLogger(options.logLevel ?? 'info');
+  const spec = chooseTaskStore(config, {
+    ...(options.data !== undefined && { data: options.data }),
+    ...(options.env !== undefined && { env: options.env }),
+  });
+  const store =
+    spec.type === 'memory'
+      ? undefined
+      : await openTaskStore(spec, {
+          onBackgroundError: (error) =>
+            logger.warn({
+              event: 'store_background_failed',
+              error: error instanceof Error ? error.message : String(error),
+            }),
+        });
+  const shared =
+    spec.type === 'postgres' && isMultiReplica(config, options.env ?? process.env)
+      ? await openReplicaSharing(config, spec, logger)
+      : undefined;
   const upstreams = config.upstreams === undefined ? undefined : createUpstreams(config.upstreams, { logger });
   let backends: PreparedBackends;
   try {
@@ -33,12 +143,27 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
   } catch (error) {
     await upstreams?.close();
+    await store?.close();
+    await shared?.bus.close?.();
+    await shared?.limits.close();
     throw error;
   }
-  const gateway = createGateway(config, { logger, backends: backends.bySlug });
+  const gateway = createGateway(config, {
+    logger,
+    backends: backends.bySlug,
+    ...(store !== undefined && { store }),
+    ...(shared !== undefined && { bus: shared.bus, sharedLimits: shared.limits }),
+  });
+  await gateway.recoverInterrupted();
   const url = await gateway.listen();
-  process.stdout.write(banner(config, url));
-  logger.info({ event: 'listening', url, agents: config.agents.length, clients: config.clients.length });
+  process.stdout.write(banner(config, url, describeTaskStoreSpec(spec)));
+  logger.info({
+    event: 'listening',
+    url,
+    agents: config.agents.length,
+    clients: config.clients.length,
+    store: describeTaskStoreSpec(spec),
+  });
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -61,15 +186,20 @@ export async function serve(options: ServeOptions): Promise<void> {
 }
 
 /** What a person needs to start: where the cards are and one call that works. */
-export function banner(config: AirlockConfig, url: string): string {
+export function banner(config: AirlockConfig, url: string, store?: string): string {
   const publicBase = config.server.publicUrl ?? url;
   const lines = [`airlock listening on ${url}`];
+  if (store !== undefined && store !== 'memory') lines.push(`  tasks kept in ${store}`);
   const width = Math.max(...config.agents.map((agent) => agent.slug.length));
   for (const agent of config.agents) {
     const card = `${publicBase}${config.server.basePath}/${agent.slug}/.well-known/agent-card.json`;
     const isDefault =
       agent.slug === config.server.defaultAgent ? `  (also ${publicBase}/.well-known/agent-card.json)` : '';
     lines.push(`  card ${agent.slug.padEnd(width)}  ${card}${isDefault}`);
+  }
+  if (config.signing !== undefined) {
+    const kids = config.signing.keys.map((key) => key.kid).join(', ');
+    lines.push(`  cards signed by ${kids}; public keys at ${publicBase}/.well-known/jwks.json`);
   }
   const client = config.clients[0];
   const agent = client === undefined ? undefined : config.agents.find((entry) => client.agents.has(entry.slug));

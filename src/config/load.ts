@@ -8,7 +8,8 @@
  * console.log(config.agents.map((agent) => agent.slug));
  * ```
  */
-import { readFileSync } from 'node:fs';
+import { createPublicKey } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
@@ -18,20 +19,29 @@ import ipaddr from 'ipaddr.js';
 import { isOutboundError } from '../net/errors.js';
 import { checkOutboundUrl } from '../net/url-policy.js';
 import {
+  SigningKeyError,
+  importKeySet,
+  importSigningKey,
+  parseKeyDocument,
+  type PublicJwk,
+  type SigningKey,
+} from '../trust/signing/index.js';
+import {
   AuditSchema,
   ConfigSchema,
   ContentSchema,
   LimitsSchema,
   ServerSchema,
-  StoreSchema,
   type AgentConfig,
   type AuditConfig,
   type JwtConfig,
   type LimitsConfig,
   type RawConfig,
   type ScrubSecretConfig,
+  type SigningConfig,
 } from './schema.js';
 import { hashToken, resolveToken, type ResolvedToken } from './tokens.js';
+import type { TaskStoreSpec } from '../tasks/stores/index.js';
 
 export interface ClientEntry {
   id: string;
@@ -58,7 +68,11 @@ export interface AirlockConfig {
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
   };
-  store: { type: 'memory'; maxTasks: number; taskTtlMinutes: number };
+  /** Retention defaults applied; `DATABASE_URL` and `--data` are weighed at serve time (resolveTaskStoreSpec). */
+  store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number };
+  /** Processes serving this config; above 1 a shared store is required. */
+  replicas: number;
+  redis?: { url: string };
   limits: LimitsConfig;
   /** JWT bearer verification, when configured; its key material is read at load. */
   jwt?: JwtSettings;
@@ -70,6 +84,8 @@ export interface AirlockConfig {
   audit: AuditConfig;
   /** The outbound registry that `a2a` backends relay to; required when one is configured. */
   upstreams?: { registry: string; pins: string };
+  /** Card signing, when configured: its keys are read and checked at load. */
+  signing?: SigningSettings;
   agents: AgentConfig[];
   clients: ClientEntry[];
 }
@@ -89,6 +105,23 @@ export interface JwtSettings extends Omit<
   'jwksFile' | 'publicKeyFile' | 'jwksUrl' | 'jwksRefreshSeconds' | 'jwksPrivateNetwork'
 > {
   keys: JwtKeys;
+}
+
+/**
+ * Card signing as loaded: the private keys (each signs every served card, in this order), the
+ * JWK Set `/.well-known/jwks.json` serves (public keys only, holding every signing key), and
+ * the `jku` put in each signature header, if any.
+ *
+ * @example
+ * ```ts
+ * const { keys, jwks, jku } = config.signing!;
+ * signCard(wireCard, keys, { ...(jku !== undefined && { jku }) });
+ * ```
+ */
+export interface SigningSettings {
+  keys: SigningKey[];
+  jwks: { keys: PublicJwk[] };
+  jku?: string;
 }
 
 /** Default for `auth.jwt.jwksRefreshSeconds`. */
@@ -130,11 +163,16 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const interpolated = interpolateEnv(document, env) as Record<string, unknown>;
   interpolated.server ??= {};
   interpolated.store ??= {};
+  // `type` may be left out: memory. (Defaults are not applied through a union.)
+  const storeSection = interpolated.store as Record<string, unknown> | null;
+  if (storeSection !== null && typeof storeSection === 'object' && storeSection.type === undefined) {
+    storeSection.type = 'memory';
+  }
   const withDefaults = Value.Default(ConfigSchema, interpolated);
   if (!validator.Check(withDefaults)) throw firstSchemaError(withDefaults);
   const raw = withDefaults;
   const server = raw.server ?? (Value.Default(ServerSchema, {}) as NonNullable<RawConfig['server']>);
-  const store = raw.store ?? (Value.Default(StoreSchema, {}) as NonNullable<RawConfig['store']>);
+  const store = withRetentionDefaults(raw.store ?? { type: 'memory' });
   const limits = raw.limits ?? (Value.Default(LimitsSchema, {}) as LimitsConfig);
   const content = raw.content ?? (Value.Default(ContentSchema, {}) as NonNullable<RawConfig['content']>);
   const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
@@ -143,6 +181,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   checkTrustedProxies(server.trustedProxies);
   const clients = resolveClients(raw, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
+  const signing = raw.signing === undefined ? undefined : loadSigning(raw.signing, server.publicUrl);
   return {
     server: {
       host: server.host,
@@ -159,14 +198,29 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       ...(server.publicUrl !== undefined && { publicUrl: server.publicUrl.replace(/\/+$/, '') }),
       ...(server.defaultAgent !== undefined && { defaultAgent: server.defaultAgent }),
     },
-    store: { type: store.type, maxTasks: store.maxTasks, taskTtlMinutes: store.taskTtlMinutes },
+    store,
+    replicas: raw.replicas,
+    ...(raw.redis !== undefined && { redis: raw.redis }),
     limits,
     ...(jwt !== undefined && { jwt }),
     scrubSecrets: [...resolveScrubSecrets(content.scrubSecrets, env), ...backendSecrets(raw.agents)],
     audit,
     ...(raw.upstreams !== undefined && { upstreams: raw.upstreams }),
+    ...(signing !== undefined && { signing }),
     agents: raw.agents,
     clients,
+  };
+}
+
+/** Default retention of every store: 10 000 tasks, 60 minutes idle. */
+export const DEFAULT_MAX_TASKS = 10_000;
+export const DEFAULT_TASK_TTL_MINUTES = 60;
+
+function withRetentionDefaults(store: TaskStoreSpec): AirlockConfig['store'] {
+  return {
+    ...store,
+    maxTasks: store.maxTasks ?? DEFAULT_MAX_TASKS,
+    taskTtlMinutes: store.taskTtlMinutes ?? DEFAULT_TASK_TTL_MINUTES,
   };
 }
 
@@ -281,6 +335,132 @@ function checkJwksUrl(url: string): void {
       throw new ConfigError('auth.jwt.jwksUrl', error.message);
     }
     // address_blocked and the like depend on AIRLOCK_PRIVATE_ALLOW: judged when fetching.
+  }
+}
+
+/** Private key and JWK Set files are a few kilobytes. */
+const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads the signing keys, the served JWK Set and the `jku` (see `SigningSettings`). Every
+ * problem is a `ConfigError` naming the key: a private key file others may read, a key that
+ * does not import or sign, two keys with one `kid`, a `jwksFile` with private material or
+ * without one of the signing keys, `jku: true` without an https `server.publicUrl`.
+ */
+function loadSigning(config: SigningConfig, publicUrl: string | undefined): SigningSettings {
+  const keys = config.keys.map((entry, index) => {
+    const key = `signing.keys[${index}].file`;
+    const bytes = readKeyFile(entry.file, key, true);
+    return asConfigError(key, () => importSigningKey(parseKeyDocument(bytes, entry.file), entry.file));
+  });
+  const kids = new Set<string>();
+  keys.forEach((signer, index) => {
+    if (kids.has(signer.kid)) {
+      throw new ConfigError(
+        `signing.keys[${index}].file`,
+        `a second key with the kid "${signer.kid}"; list each key once`,
+      );
+    }
+    kids.add(signer.kid);
+  });
+  let jwks: { keys: PublicJwk[] };
+  if (config.jwksFile === undefined) {
+    jwks = { keys: keys.map((signer) => ({ ...signer.publicJwk })) };
+  } else {
+    const key = 'signing.jwksFile';
+    const path = config.jwksFile;
+    const served = asConfigError(key, () => importKeySet(parseKeyDocument(readKeyFile(path, key, false), path), path));
+    for (const signer of keys) {
+      const published = served.get(signer.kid);
+      // Verifiers look keys up by kid in this set: a signing key missing from it (or a different
+      // key under its kid) would make every card's signature fail for everyone.
+      if (published === undefined) {
+        throw new ConfigError(key, `${path} lacks the signing key "${signer.kid}"; add its public JWK`);
+      }
+      if (!published.publicKey.equals(createPublicKey(signer.privateKey))) {
+        throw new ConfigError(key, `${path} holds a different key under the signing key's kid "${signer.kid}"`);
+      }
+      if (!published.algorithms.includes(signer.alg)) {
+        throw new ConfigError(key, `${path} limits the key "${signer.kid}" to another algorithm than ${signer.alg}`);
+      }
+    }
+    jwks = served.toJwks();
+  }
+  const jku = jkuFrom(config.jku, publicUrl);
+  return { keys, jwks, ...(jku !== undefined && { jku }) };
+}
+
+function jkuFrom(setting: SigningConfig['jku'], publicUrl: string | undefined): string | undefined {
+  if (setting === undefined || setting === false) return undefined;
+  if (typeof setting === 'string') {
+    let url: URL | undefined;
+    try {
+      url = new URL(setting);
+    } catch {
+      url = undefined;
+    }
+    if (url?.protocol !== 'https:' || /\s/.test(setting) || url.username !== '' || url.password !== '') {
+      throw new ConfigError('signing.jku', 'must be true, false or an https URL (without credentials)');
+    }
+    return url.href;
+  }
+  // Only the operator's public URL can say where the gateway is reached from outside: the
+  // listening address is loopback, and a Host header is the caller's word.
+  if (publicUrl === undefined) {
+    throw new ConfigError(
+      'signing.jku',
+      'true needs server.publicUrl (the jku names the gateway as others reach it); or give the URL itself',
+    );
+  }
+  if (!publicUrl.startsWith('https://')) {
+    throw new ConfigError(
+      'signing.jku',
+      'true needs an https server.publicUrl: a key set URL over plain http could be swapped in transit',
+    );
+  }
+  return `${publicUrl.replace(/\/+$/, '')}/.well-known/jwks.json`;
+}
+
+/**
+ * A key file's bytes. With `secret`, the file must be readable by its owner only (as ssh insists
+ * for private keys): a signing key others can read is a key others can sign with.
+ */
+function readKeyFile(path: string, key: string, secret: boolean): Buffer {
+  let mode: number;
+  let size: number;
+  try {
+    const stats = statSync(path);
+    if (!stats.isFile()) throw new ConfigError(key, `${path} is not a file`);
+    mode = stats.mode;
+    size = stats.size;
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
+    throw new ConfigError(key, `${path}: ${reason}`);
+  }
+  // Windows has no POSIX modes (Node reports 0666 for any writable file): ACLs guard keys there.
+  if (secret && process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    const shown = (mode & 0o777).toString(8).padStart(4, '0');
+    throw new ConfigError(
+      key,
+      `${path} is accessible by group or others (mode ${shown}); a private key must be readable by its owner only: chmod 600 ${path}`,
+    );
+  }
+  if (size > MAX_KEY_FILE_BYTES) throw new ConfigError(key, `${path}: larger than 1 MiB`);
+  try {
+    return readFileSync(path);
+  } catch {
+    throw new ConfigError(key, `${path}: cannot be read`);
+  }
+}
+
+/** A `SigningKeyError` (its message names the file and the problem) as a `ConfigError` on `key`. */
+function asConfigError<T>(key: string, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof SigningKeyError) throw new ConfigError(key, error.message);
+    throw error;
   }
 }
 

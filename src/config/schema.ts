@@ -236,14 +236,44 @@ const Server = Type.Object(
   { additionalProperties: false },
 );
 
-const Store = Type.Object(
-  {
-    type: Type.Literal('memory', { default: 'memory' }),
-    maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
-    taskTtlMinutes: Type.Number({ exclusiveMinimum: 0, maximum: 525_600, default: 60 }),
-  },
-  { additionalProperties: false },
-);
+/** How long tasks are kept: the same two keys for every store (defaults applied by the loader). */
+const Retention = {
+  /** Most tasks kept; the oldest finished ones go first. Default 10 000. */
+  maxTasks: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  /** A task not updated for this long is dropped. Default 60. */
+  taskTtlMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 525_600 })),
+};
+
+/**
+ * Where tasks live: `memory` (the default; lost on restart), `sqlite` (one durable process; also
+ * `airlock serve --data DIR`), or `postgres` (durable, shared by replicas; also `DATABASE_URL`).
+ */
+const Store = Type.Union([
+  Type.Object({ type: Type.Literal('memory'), ...Retention }, { additionalProperties: false }),
+  Type.Object(
+    {
+      type: Type.Literal('sqlite'),
+      path: Type.String({ minLength: 1, maxLength: 4096 }),
+      /** `full` (default): a task is on disk before the caller hears of it; `normal` is faster. */
+      synchronous: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('normal')])),
+      ...Retention,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('postgres'),
+      /** Usually `${DATABASE_URL}`. Never printed with its password. */
+      url: Type.String({ pattern: '^postgres(ql)?://\\S+$', maxLength: 4096 }),
+      schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+      poolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+      statementTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+      connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+      ...Retention,
+    },
+    { additionalProperties: false },
+  ),
+]);
 
 /** Per-principal and global limits; every one has a safe default. */
 const Limits = Type.Object(
@@ -336,14 +366,50 @@ const Audit = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Card signing: with keys configured, every card the gateway serves (each shape, and the
+ * extended card) carries one signature per key, and `/.well-known/jwks.json` publishes the
+ * public keys. Several keys sign at once while one is being rotated in or out.
+ */
+const Signing = Type.Object(
+  {
+    /** Private JWK files (`airlock keys generate`), mode 0600; each signs every card. */
+    keys: Type.Array(
+      Type.Object({ file: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
+      {
+        minItems: 1,
+        maxItems: 4,
+      },
+    ),
+    /** The JWK Set served at /.well-known/jwks.json; it must hold every signing key. Default: the keys' public halves. */
+    jwksFile: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** Put a `jku` in each signature header: `true` for `{server.publicUrl}/.well-known/jwks.json`, or an https URL. */
+    jku: Type.Optional(Type.Union([Type.Boolean(), Type.String({ minLength: 1, maxLength: 2000 })])),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Optional(Server),
     store: Type.Optional(Store),
+    /**
+     * How many Airlock processes serve this config behind one load balancer. Above 1 the memory
+     * store is refused (each replica would hold its own tasks); AIRLOCK_MULTI_REPLICA=1 says the same.
+     */
+    replicas: Type.Integer({ minimum: 1, maximum: 1000, default: 1 }),
+    /** Shared limits and task events across replicas go through Redis when set (else PostgreSQL). */
+    redis: Type.Optional(
+      Type.Object(
+        { url: Type.String({ pattern: '^rediss?://\\S+$', maxLength: 4096 }) },
+        { additionalProperties: false },
+      ),
+    ),
     limits: Type.Optional(Limits),
     auth: Type.Optional(Auth),
     content: Type.Optional(Content),
     audit: Type.Optional(Audit),
+    signing: Type.Optional(Signing),
     /** Where `a2a` backends find their upstream agents: an outbound registry file (docs/OUTBOUND.md). */
     upstreams: Type.Optional(
       Type.Object(
@@ -374,6 +440,7 @@ export type UpstreamsConfig = Static<typeof ConfigSchema>['upstreams'];
 export type LimitsConfig = Static<typeof Limits>;
 export type JwtConfig = Static<typeof Jwt>;
 export type AuditConfig = Static<typeof Audit>;
+export type SigningConfig = Static<typeof Signing>;
 export type ScrubSecretConfig = Static<typeof ScrubSecret>;
 export const ServerSchema = Server;
 export const LimitsSchema = Limits;

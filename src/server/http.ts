@@ -4,6 +4,7 @@
  *   GET  /.well-known/agent-card.json                 the default agent's card
  *   GET  {basePath}/{slug}/.well-known/agent-card.json an agent's card
  *   POST {basePath}/{slug}                            JSON-RPC 2.0 (both dialects), SSE for streams
+ *   GET  /.well-known/jwks.json                       the card signing keys (also per agent), when signing
  *   GET  /healthz                                     liveness
  *
  * @example
@@ -24,13 +25,21 @@ import type { DialectVersion } from '../protocol/dialect.js';
 import { A2AError } from '../protocol/errors.js';
 import { jsonRpcError } from '../protocol/jsonrpc.js';
 import { parseA2AVersion } from '../protocol/version.js';
-import { TaskService } from '../tasks/service.js';
+import { failedByRestart, TaskService } from '../tasks/service.js';
+import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import { HOP_HEADER } from '../protocol/headers.js';
 import { CapacityError } from '../tasks/policy.js';
 import { Authenticator, type AuthOutcome, type Principal } from './auth/index.js';
-import { AuthFailureLimiter, exceedsJsonDepth, RateLimiter } from './limits/index.js';
+import {
+  AuthFailureLimiter,
+  exceedsJsonDepth,
+  RateLimiter,
+  type AuthFailureLockout,
+  type RequestRateLimit,
+} from './limits/index.js';
+import type { SharedLimits } from './limits/shared/index.js';
 import {
   askError,
   askErrorResponse,
@@ -60,6 +69,17 @@ export interface GatewayOptions {
    * agent (the card and every guard still come from the config).
    */
   backends?: Readonly<Record<string, AgentBackend>>;
+  /**
+   * The task event bus, when several replicas share the store (`createPostgresTaskEventBus`,
+   * `createRedisTaskEventBus`): streams, subscriptions and cancels then reach tasks running on
+   * other replicas. Default: a bus for this process alone. Closed with the gateway.
+   */
+  bus?: TaskEventBus;
+  /**
+   * Limits shared by the replicas (`createSharedLimits`): they replace this process's request
+   * rate, auth-failure lockout and in-flight caps. Closed with the gateway.
+   */
+  sharedLimits?: SharedLimits;
 }
 
 export interface Gateway {
@@ -67,6 +87,12 @@ export interface Gateway {
   readonly service: TaskService;
   /** Binds the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
+  /**
+   * Restart safety: fails every task a previous process left running in a store this process
+   * owns alone (SQLite), with an audit row each (`gateway_restart`). Call once before `listen`.
+   * Resolves with how many; 0 for stores without `failRunning` (memory, PostgreSQL).
+   */
+  recoverInterrupted(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -82,6 +108,8 @@ const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.
  * Cards of one version whatever the request's header: for clients that fetch a card without
  * sending A2A-Version yet expect the v1.0 shape (the v1.0 conformance kit does).
  */
+/** The public keys of card signatures (RFC 8615 well-known location, as signature `jku`s name it). */
+const JWKS_PATH = '/.well-known/jwks.json';
 const PINNED_CARD_PATHS = new Map<string, DialectVersion>([
   ['/v1.0/.well-known/agent-card.json', '1.0'],
   ['/v0.3/.well-known/agent-card.json', '0.3'],
@@ -92,22 +120,33 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
 export function createGateway(config: AirlockConfig, options: GatewayOptions): Gateway {
   const { logger } = options;
-  const store =
+  if (options.store === undefined && config.store.type !== 'memory') {
+    // A database store is opened (and migrated) asynchronously, before the gateway is made.
+    throw new Error(`store ${config.store.type}: open it with openTaskStore() and pass it as options.store`);
+  }
+  const store: TaskStore =
     options.store ??
     new MemoryTaskStore({ maxTasks: config.store.maxTasks, taskTtlMs: config.store.taskTtlMinutes * 60_000 });
   const audit = new InboundAudit(options.auditSink ?? openAuditSinks(config.audit), logger);
   const observe = audit.taskObserver();
+  const { bus, sharedLimits } = options;
   const service = new TaskService({
     store,
     logger: (level, event, fields) => logger[level]({ event, ...fields }),
-    policy: createInboundTurnPolicy({ config, audit }),
+    policy: createInboundTurnPolicy({
+      config,
+      audit,
+      ...(sharedLimits !== undefined && { inFlight: sharedLimits.inFlight }),
+    }),
     ...(observe !== undefined && { observe }),
+    ...(bus !== undefined && { bus }),
   });
   const trustedProxies = parseTrustedProxies(config.server.trustedProxies);
   const { allowNonLoopback, publicCard, rest } = config.server;
   const auth = Authenticator.fromConfig(config, { logger });
-  const rates = new RateLimiter({ limit: config.limits.requestsPerMinute });
-  const authFailures = new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
+  const rates: RequestRateLimit = sharedLimits?.rate ?? new RateLimiter({ limit: config.limits.requestsPerMinute });
+  const authFailures: AuthFailureLockout =
+    sharedLimits?.authFailures ?? new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
   const cards = new CardCache(config);
   const openApiDocuments = new Map<string, string>();
   const unauthenticatedMessage = config.server.apiKeyHeader
@@ -196,6 +235,14 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       if (agent === undefined) return notFound(res);
       return publicly(req, res, agent, caller, () => serveCard(req, res, agent));
     }
+    if (path === JWKS_PATH) {
+      if (publicCard) return serveJwks(req, res);
+      // Gated as the root card is: with publicCard off, only a caller admitted to the default agent.
+      const slug = config.server.defaultAgent;
+      const agent = slug === undefined ? undefined : agents.get(slug);
+      if (agent === undefined) return notFound(res);
+      return publicly(req, res, agent, caller, () => serveJwks(req, res));
+    }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (!path.startsWith(basePrefix)) return notFound(res);
 
@@ -210,6 +257,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       return serveRpc(req, res, agent, caller);
     }
     if (CARD_PATHS.has(tail)) return publicly(req, res, agent, caller, () => serveCard(req, res, agent));
+    if (tail === JWKS_PATH) return publicly(req, res, agent, caller, () => serveJwks(req, res));
     const pinned = PINNED_CARD_PATHS.get(tail);
     if (pinned !== undefined) return publicly(req, res, agent, caller, () => serveCard(req, res, agent, pinned));
     if (rest && tail === '/ask') {
@@ -255,6 +303,21 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     const now = performance.timeOrigin + performance.now();
     const address = caller.remote ?? '';
     const locked = authFailures.isLocked(address, now);
+    // A lockout shared by replicas answers asynchronously; the local one at once.
+    return locked instanceof Promise
+      ? locked.then((seconds) => authenticate(req, res, agent, caller, now, seconds))
+      : authenticate(req, res, agent, caller, now, locked);
+  }
+
+  /** The rest of `admit`, once the address's lockout (`locked` seconds, 0 = none) is known. */
+  function authenticate(
+    req: IncomingMessage,
+    res: ServerResponse,
+    agent: PublishedAgent,
+    caller: Caller,
+    now: number,
+    locked: number,
+  ): Principal | undefined | Promise<Principal | undefined> {
     if (locked > 0) {
       audit.rateLimited('auth_failure_limit', agent.config.slug, caller.remote);
       refuse(res, 429, 'RESOURCE_EXHAUSTED', 'Too many failed authentications from this address; try again later', {
@@ -284,30 +347,51 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     caller: Caller,
     outcome: AuthOutcome,
     now: number,
-  ): Principal | undefined {
+  ): Principal | undefined | Promise<Principal | undefined> {
     const slug = agent.config.slug;
     if (!outcome.ok) {
       logger.warn({ event: outcome.status === 401 ? 'auth_failed' : 'forbidden', agent: slug, reason: outcome.reason });
       if (outcome.status === 401) {
-        authFailures.recordFailure(caller.remote ?? '', now);
         audit.authFailed(outcome.reason, slug, caller.remote);
-        refuse(res, 401, 'UNAUTHENTICATED', unauthenticatedMessage, {
-          'www-authenticate': 'Bearer realm="airlock"',
-          connection: 'close',
-        });
+        const unauthenticated = (): undefined => {
+          refuse(res, 401, 'UNAUTHENTICATED', unauthenticatedMessage, {
+            'www-authenticate': 'Bearer realm="airlock"',
+            connection: 'close',
+          });
+          return undefined;
+        };
+        const recorded = authFailures.recordFailure(caller.remote ?? '', now);
+        // A lockout shared by replicas is answered once the failure is counted, so that the
+        // next attempt is judged with it. It never rejects: it falls back to a local one.
+        return recorded instanceof Promise ? recorded.then(unauthenticated) : unauthenticated();
       } else {
         audit.forbidden(outcome.reason, slug, caller.remote, outcome.principal);
         refuse(res, 403, 'PERMISSION_DENIED', 'This client may not call this agent', { connection: 'close' });
       }
       return undefined;
     }
-    const wait = rates.take(outcome.principal.key, now);
+    const principal = outcome.principal;
+    const wait = rates.take(principal.key, now);
+    // A rate shared by replicas answers asynchronously; the local one at once.
+    return wait instanceof Promise
+      ? wait.then((settled) => rated(res, slug, caller, principal, settled))
+      : rated(res, slug, caller, principal, wait);
+  }
+
+  /** The caller's principal if the rate limit admitted it (`true`); else refused with Retry-After. */
+  function rated(
+    res: ServerResponse,
+    slug: string,
+    caller: Caller,
+    principal: Principal,
+    wait: true | number,
+  ): Principal | undefined {
     if (wait !== true) {
-      audit.rateLimited('client_rate_limit', slug, caller.remote, outcome.principal);
+      audit.rateLimited('client_rate_limit', slug, caller.remote, principal);
       refuse(res, 429, 'RESOURCE_EXHAUSTED', 'Too many requests; slow down', { 'retry-after': String(wait) });
       return undefined;
     }
-    return outcome.principal;
+    return principal;
   }
 
   function serveCard(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent, pinned?: DialectVersion): void {
@@ -336,6 +420,26 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     }
     res.writeHead(200, { ...headers, 'content-length': Buffer.byteLength(card.body) });
     res.end(req.method === 'HEAD' ? undefined : card.body);
+  }
+
+  /** The card signing keys (public halves only), or 404 when this gateway does not sign its cards. */
+  function serveJwks(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res, 'GET, HEAD');
+    const jwks = cards.jwks();
+    if (jwks === undefined) return notFound(res);
+    const headers = {
+      'content-type': 'application/jwk-set+json',
+      etag: jwks.etag,
+      'cache-control': publicCard ? 'public, max-age=300' : 'private, max-age=300',
+      ...(!publicCard && { vary: 'Authorization' }),
+    };
+    if (req.headers['if-none-match'] === jwks.etag) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-length': Buffer.byteLength(jwks.body) });
+    res.end(req.method === 'HEAD' ? undefined : jwks.body);
   }
 
   function serveOpenApi(req: IncomingMessage, res: ServerResponse, agent: PublishedAgent): void {
@@ -436,8 +540,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
           // The principal itself: it carries clientId and kind, and is built once per client.
           caller: principal,
         },
-        extendedCard: () =>
-          cards.card(agent.config, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true),
+        extendedCard: (version) =>
+          cards.render(agent.config, version, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true).body,
         onError: agent.onRpcError,
       });
       if (result.kind === 'json') {
@@ -506,6 +610,16 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   return {
     server,
     service,
+    recoverInterrupted: async () => {
+      if (store.failRunning === undefined) return 0;
+      const failed = await store.failRunning((task, owner) => {
+        const settled = failedByRestart(task);
+        audit.restartFailed(owner, settled);
+        return settled;
+      });
+      if (failed > 0) logger.warn({ event: 'tasks_failed_after_restart', count: failed });
+      return failed;
+    },
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -519,6 +633,9 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     close: async () => {
       await service.close();
       await Promise.allSettled(ownBackends.map(async (backend) => backend.close?.()));
+      // After the service: the final events of the turns it ended still go out to other replicas.
+      await bus?.close?.();
+      await sharedLimits?.close();
       await store.close();
       await auth.close();
       audit.close();

@@ -27,6 +27,7 @@ import {
 } from '../audit/index.js';
 import type { AuditConfig } from '../config/schema.js';
 import { A2AError } from '../protocol/errors.js';
+import type { Task } from '../protocol/model.js';
 import type { TaskLifecycleEvent, TaskObserver } from '../tasks/policy.js';
 import { isoNow } from '../tasks/ids.js';
 import type { CallContext } from '../tasks/service.js';
@@ -102,6 +103,30 @@ export class InboundAudit {
   ): void {
     if (this.#sink === undefined) return;
     this.#refusal({ type: 'a2a.server.rate_limited', ...refusalFields(agent, remote, caller), reason });
+  }
+
+  /**
+   * A task a previous process left running, failed at startup (restart safety). The owner key is
+   * all that is left of the caller: `principalKey@agentSlug`, the principal key being
+   * `kind:client:actingAgent:subject` with each part %-escaped.
+   */
+  restartFailed(owner: string, task: Task): void {
+    if (this.#sink === undefined) return;
+    const at = owner.lastIndexOf('@');
+    const principal = owner.slice(0, at).split(':');
+    const kind = principal[0] as PrincipalKind;
+    const row: AuditEvent = {
+      type: 'a2a.task.failed',
+      time: auditTime(),
+      outcome: 'error',
+      client: auditClientId({ kind, clientId: unescapePrincipalPart(principal[1] ?? '-') }),
+      agent: owner.slice(at + 1),
+      taskId: task.id,
+      contextId: task.contextId,
+      reason: 'gateway_restart',
+    };
+    if (PRINCIPAL_KINDS.has(kind)) row.principalKind = kind;
+    this.#task(row);
   }
 
   /** A message refused before any task was made (limits, content rules, busy context). */
@@ -280,6 +305,20 @@ function refusalFields(
     ...(remote !== undefined && { remote }),
     ...(caller !== undefined && { client: auditClientId(caller), principalKind: caller.kind }),
   };
+}
+
+const PRINCIPAL_KINDS: ReadonlySet<string> = new Set<PrincipalKind>(['client', 'service', 'delegated']);
+
+/** The inverse of escapePrincipalPart (`%HH` UTF-8 escapes and `%uXXXX` for lone surrogates). */
+function unescapePrincipalPart(part: string): string {
+  if (!part.includes('%')) return part;
+  try {
+    return decodeURIComponent(
+      part.replace(/%u([0-9A-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    );
+  } catch {
+    return part;
+  }
 }
 
 /** What audit rows accept as a client id: printable ASCII without spaces, at most 256. */

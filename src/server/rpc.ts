@@ -9,7 +9,7 @@
  * if (outcome.kind === 'json') res.end(outcome.body);
  * ```
  */
-import type { Dialect } from '../protocol/dialect.js';
+import type { Dialect, DialectVersion } from '../protocol/dialect.js';
 import { A2AError } from '../protocol/errors.js';
 import {
   jsonRpcError,
@@ -19,20 +19,47 @@ import {
   salvageId,
   type JsonRpcId,
 } from '../protocol/jsonrpc.js';
-import type { AgentCard, A2ARequest, StreamEvent } from '../protocol/model.js';
+import type { A2ARequest, StreamEvent } from '../protocol/model.js';
 import { V03_JSON, v03 } from '../protocol/v03.js';
 import type { JsonWriters } from '../protocol/validate.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
 import { V10_JSON, v10 } from '../protocol/v10.js';
 import { CapacityError } from '../tasks/policy.js';
 import type { CallContext, TaskService } from '../tasks/service.js';
+import { isStoreUnavailable } from '../tasks/stores/errors.js';
+
+/**
+ * What a caller hears while the task store cannot be reached (a database down, or too slow):
+ * always this text, so that clients and operators can match on it. JSON-RPC answers it as
+ * -32603; the REST ask endpoint as 503 with Retry-After ({@link STORE_UNAVAILABLE_RETRY_AFTER_SECONDS}).
+ *
+ * @example
+ * ```ts
+ * if (error.message === STORE_UNAVAILABLE_MESSAGE) await sleep(1_000); // then retry
+ * ```
+ */
+export const STORE_UNAVAILABLE_MESSAGE = 'Task storage is unavailable; retry shortly';
+
+/**
+ * The Retry-After, in seconds, sent with a 503 for an unavailable task store.
+ *
+ * @example
+ * ```ts
+ * res.setHeader('retry-after', String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS));
+ * ```
+ */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 /** What the dispatcher needs from the server around it. */
 export interface RpcCall {
   service: TaskService;
   context: CallContext;
-  /** The extended card, when the agent has one configured. */
-  extendedCard: () => AgentCard | undefined;
+  /**
+   * The extended card as JSON text in the caller's dialect, undefined when the agent has none.
+   * The server renders it (and signs it, when it signs cards) once and serves it from a cache,
+   * so nothing card-related is computed per call.
+   */
+  extendedCard: (version: DialectVersion) => string | undefined;
   onError: (error: unknown) => void;
 }
 
@@ -71,7 +98,9 @@ export async function dispatchRpc(body: Buffer, versionHeader: string | undefine
       return { kind: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
     }
     if (!(error instanceof A2AError)) call.onError(error);
-    const outcome = errorOutcome(id, dialect, error);
+    // Retryable, and said so in words the caller can rely on (the cause stays in the log).
+    const shown = isStoreUnavailable(error) ? new A2AError('INTERNAL', STORE_UNAVAILABLE_MESSAGE) : error;
+    const outcome = errorOutcome(id, dialect, shown);
     // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
     if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
       return { kind: 'stream-error', body: outcome.body };
@@ -113,9 +142,9 @@ async function run(request: A2ARequest, dialect: Dialect, id: JsonRpcId, call: R
     case 'push-config':
       throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
     case 'extended-card': {
-      const card = call.extendedCard();
+      const card = call.extendedCard(dialect.version);
       if (card === undefined) throw new A2AError('EXTENDED_AGENT_CARD_NOT_CONFIGURED');
-      return json(id, dialect.encodeCard(card));
+      return jsonText(id, card);
     }
   }
 }

@@ -21,7 +21,14 @@ import type { AirlockConfig } from '../config/load.js';
 import { countSuspiciousPatterns } from '../content/index.js';
 import { CapacityError, type TurnGrant, type TurnPolicy, type TurnPrompt } from '../tasks/policy.js';
 import type { InboundAudit } from './inbound-audit.js';
-import { CONCURRENCY_RETRY_AFTER_SECONDS, checkMessageLimits, InFlightLimiter } from './limits/index.js';
+import {
+  CONCURRENCY_RETRY_AFTER_SECONDS,
+  checkMessageLimits,
+  InFlightLimiter,
+  type InFlightCap,
+  type Release,
+} from './limits/index.js';
+import type { CallContext } from '../tasks/service.js';
 
 /** No tool registry exists yet: agents with `allowTools` get the allow-listed tools that do. */
 const AVAILABLE_TOOLS: readonly { name: string; outboundA2A?: boolean }[] = [];
@@ -29,19 +36,23 @@ const AVAILABLE_TOOLS: readonly { name: string; outboundA2A?: boolean }[] = [];
 export function createInboundTurnPolicy(options: {
   config: Pick<AirlockConfig, 'limits' | 'agents' | 'scrubSecrets'>;
   audit: InboundAudit;
+  /** Caps shared by replicas (`createSharedLimits`); by default this process's own. */
+  inFlight?: InFlightCap;
 }): TurnPolicy {
   const { config, audit } = options;
   const limits = config.limits;
-  const inFlight = new InFlightLimiter({
-    global: limits.maxConcurrentTasks,
-    perKey: limits.maxConcurrentTasksPerPrincipal,
-  });
+  const inFlight: InFlightCap =
+    options.inFlight ??
+    new InFlightLimiter({
+      global: limits.maxConcurrentTasks,
+      perKey: limits.maxConcurrentTasksPerPrincipal,
+    });
   const scrubber = createReplyScrubber(config.scrubSecrets);
   const toolsBySlug = new Map(config.agents.map((agent) => [agent.slug, toolsForInboundTurn(agent, AVAILABLE_TOOLS)]));
   const messageLimits = { maxParts: limits.maxParts, maxInputChars: limits.maxInputChars };
 
   return {
-    admit(ctx, message): TurnGrant {
+    admit(ctx, message): TurnGrant | Promise<TurnGrant> {
       const tooBig = checkMessageLimits(message, messageLimits);
       if (tooBig !== undefined) {
         audit.rejected(ctx, tooBig.reason);
@@ -58,22 +69,28 @@ export function createInboundTurnPolicy(options: {
         const suspicious = countSuspiciousPatterns(text);
         if (suspicious.total > 0) audit.suspicious(ctx, suspicious.byCategory, text.length);
       }
-      const release = inFlight.tryAcquire(ctx.principalKey);
-      if (release === null) {
-        audit.rateLimited('concurrency_limit', ctx.agentSlug, undefined, ctx.caller);
-        throw new CapacityError(CONCURRENCY_RETRY_AFTER_SECONDS);
-      }
-      const tools = toolsBySlug.get(ctx.agentSlug);
-      return {
-        inputChars: text.length,
-        release,
-        prompt: (): TurnPrompt => {
-          const built = buildInboundPrompt(text);
-          return { system: built.system, user: built.user };
-        },
-        ...(tools !== undefined && tools.length > 0 && { tools }),
-        ...(scrubber.active && { scrubber }),
-      };
+      const slot = inFlight.tryAcquire(ctx.principalKey);
+      // Caps shared by replicas answer asynchronously; local ones at once.
+      return slot instanceof Promise ? slot.then((release) => grant(ctx, text, release)) : grant(ctx, text, slot);
     },
   };
+
+  /** The turn's grant once a concurrency slot was asked for; refused (503) without one. */
+  function grant(ctx: CallContext, text: string, release: Release | null): TurnGrant {
+    if (release === null) {
+      audit.rateLimited('concurrency_limit', ctx.agentSlug, undefined, ctx.caller);
+      throw new CapacityError(CONCURRENCY_RETRY_AFTER_SECONDS);
+    }
+    const tools = toolsBySlug.get(ctx.agentSlug);
+    return {
+      inputChars: text.length,
+      release,
+      prompt: (): TurnPrompt => {
+        const built = buildInboundPrompt(text);
+        return { system: built.system, user: built.user };
+      },
+      ...(tools !== undefined && tools.length > 0 && { tools }),
+      ...(scrubber.active && { scrubber }),
+    };
+  }
 }

@@ -15,10 +15,31 @@ import type { StreamEvent } from '../protocol/model.js';
 
 export type TaskEventListener = (event: StreamEvent) => void;
 
+/**
+ * Told that some replica asked for a task to be canceled (see {@link TaskEventBus.requestCancel}).
+ *
+ * @example
+ * ```ts
+ * const listener: CancelRequestListener = (taskId) => service.cancelIfRunningHere(taskId);
+ * ```
+ */
+export type CancelRequestListener = (taskId: string) => void;
+
 export interface TaskEventBus {
+  /** Delivers to this process's listeners synchronously, and to other replicas' if the bus is shared. */
   publish(taskId: string, event: StreamEvent): void;
   /** Returns the function that unsubscribes. */
   subscribe(taskId: string, listener: TaskEventListener): () => void;
+  /**
+   * Shared buses only (several replicas): asks every replica, this one included, to cancel the
+   * task if its turn runs there. Fire and forget: the replica that runs it answers by publishing
+   * the task's terminal status event. A bus without it is a one-process bus.
+   */
+  requestCancel?(taskId: string): void;
+  /** Shared buses only: told of every cancel request. Returns the function that unsubscribes. */
+  onCancelRequest?(listener: CancelRequestListener): () => void;
+  /** Frees connections and timers (a shared bus); publishing afterwards only delivers locally. */
+  close?(): Promise<void>;
 }
 
 export class LocalTaskEventBus implements TaskEventBus {

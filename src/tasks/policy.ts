@@ -46,9 +46,10 @@ export interface TurnGrant {
 export interface TurnPolicy {
   /**
    * Decides whether a turn may start (a new task, or a resumed interrupted one). Refuses by
-   * throwing an `A2AError` (bad input) or a `CapacityError` (too many turns running).
+   * throwing (or rejecting with) an `A2AError` (bad input) or a `CapacityError` (too many turns
+   * running). A promise only when the decision needs a round trip (a cap shared by replicas).
    */
-  admit(ctx: CallContext, message: Message, resuming: boolean): TurnGrant;
+  admit(ctx: CallContext, message: Message, resuming: boolean): TurnGrant | Promise<TurnGrant>;
 }
 
 /** Why a task failed or was canceled, as a fixed code (never backend text). */

@@ -41,6 +41,7 @@ import { EventQueue } from './queue.js';
 import { deriveSessionId, OUTBOUND_ID_PREFIX } from './session.js';
 import { readSessionHistory } from './session-history.js';
 import type { TaskStore } from './store.js';
+import { isStoreUnavailable } from './stores/errors.js';
 
 /** Who is calling which agent. The owner of every task is derived from both. */
 export interface CallContext {
@@ -66,6 +67,17 @@ export interface TaskServiceOptions {
   observe?: TaskObserver;
   /** For tests. */
   now?: () => Date;
+  /**
+   * With a shared bus (one that has `requestCancel`): how often a subscription to a task whose
+   * turn runs on another replica re-reads the store, so that it still ends when the bus lost
+   * the final event (an outage, or the replica died). Default 1 000 ms.
+   */
+  remoteTaskPollMs?: number;
+  /**
+   * With a shared bus: how long CancelTask waits for the replica running the task to cancel it
+   * before it stores `canceled` itself (that replica is taken to be gone). Default 2 000 ms.
+   */
+  remoteCancelWaitMs?: number;
 }
 
 /** A task with a turn running in this process. `task` is always the newest state. */
@@ -149,6 +161,12 @@ export class TaskService {
   readonly #observe: TaskObserver | undefined;
   /** Owner keys by principal key, then agent slug (see #ownerOf). */
   readonly #owners = new Map<string, Map<string, string>>();
+  /** The bus is shared by replicas: a task not running here may be running on another one. */
+  readonly #shared: boolean;
+  readonly #remoteTaskPollMs: number;
+  readonly #remoteCancelWaitMs: number;
+  /** Stops listening for other replicas' cancel requests. */
+  readonly #stopCancelRequests: (() => void) | undefined;
 
   constructor(options: TaskServiceOptions) {
     this.#store = options.store;
@@ -157,6 +175,10 @@ export class TaskService {
     this.#now = options.now;
     this.#policy = options.policy;
     this.#observe = options.observe;
+    this.#shared = this.#bus.requestCancel !== undefined;
+    this.#remoteTaskPollMs = options.remoteTaskPollMs ?? 1_000;
+    this.#remoteCancelWaitMs = options.remoteCancelWaitMs ?? 2_000;
+    this.#stopCancelRequests = this.#bus.onCancelRequest?.((taskId) => this.#cancelRequested(taskId));
   }
 
   /** SendMessage: starts or resumes a task; blocks until terminal or interrupted unless told not to. */
@@ -270,10 +292,18 @@ export class TaskService {
     const owner = this.#ownerOf(ctx);
     let live = this.#liveFor(owner, id);
     if (live === undefined) {
-      const stored = await this.#find(owner, id);
+      let stored = await this.#find(owner, id);
       if (stored === undefined) throw new A2AError('TASK_NOT_FOUND');
       // A resume may have started while we read the store.
       live = this.#liveFor(owner, id);
+      if (live === undefined && this.#shared && isRunningState(stored.status.state)) {
+        // Its turn may run on another replica: that one cancels it, as a local cancel would.
+        const elsewhere = await this.#cancelElsewhere(owner, stored);
+        if (elsewhere.canceled) return elsewhere.task;
+        // Nobody answered (the replica running it is gone) or the turn paused: decided here.
+        stored = elsewhere.task;
+        live = this.#liveFor(owner, id);
+      }
       if (live === undefined) {
         if (isTerminalState(stored.status.state)) throw notCancelable(stored.status.state);
         const canceled = this.#withStatus(stored, 'canceled');
@@ -293,14 +323,80 @@ export class TaskService {
       }
     }
     if (isTerminalState(live.task.status.state)) throw notCancelable(live.task.status.state);
+    return this.#cancelLive(live);
+  }
+
+  /** Cancels a turn running here: CancelTask on this replica, or a cancel request from another. */
+  async #cancelLive(live: LiveTask): Promise<Task> {
     abortTurn(live, new Error('task canceled'));
     this.#commit(live, this.#withStatus(live.task, 'canceled'));
-    this.#bus.publish(id, statusEvent(live.task, true));
+    this.#bus.publish(live.task.id, statusEvent(live.task, true));
     this.#emitOutcome(live, 'canceled', 'canceled_by_client');
     pause(live);
     this.#release(live);
     await flushed(live);
     return live.task;
+  }
+
+  /** Another replica asks to cancel a task: done if its turn runs here, else not our business. */
+  #cancelRequested(taskId: string): void {
+    const live = this.#live.get(taskId);
+    if (live === undefined || isTerminalState(live.task.status.state)) return;
+    this.#cancelLive(live).catch((error: unknown) => {
+      this.#log('error', 'task_store_write_failed', { taskId, error: describe(error) });
+    });
+  }
+
+  /**
+   * Asks the replicas to cancel a task whose turn is not running here, and waits (at most
+   * remoteCancelWaitMs) for the final status event of the one running it. `canceled` with the
+   * task as stored once that replica committed it; otherwise the newest stored task, for the
+   * caller to decide on: nobody answered (the replica running it is gone, or the bus is down),
+   * or the turn paused for input before the request reached it.
+   *
+   * @throws A2AError TASK_NOT_CANCELABLE when the turn ended otherwise first; TASK_NOT_FOUND
+   *   when the task vanished meanwhile.
+   */
+  async #cancelElsewhere(owner: string, stored: Task): Promise<{ canceled: boolean; task: Task }> {
+    const id = stored.id;
+    const deadline = Date.now() + this.#remoteCancelWaitMs;
+    const status = await new Promise<TaskStatus | undefined>((resolve) => {
+      const stop = this.#bus.subscribe(id, (event) => {
+        if (event.kind !== 'status-update' || !event.final) return;
+        clearTimeout(timer);
+        stop();
+        resolve(event.status);
+      });
+      const timer = setTimeout(() => {
+        stop();
+        resolve(undefined);
+      }, this.#remoteCancelWaitMs);
+      // Listening first: the answer cannot come before the question, but it can come at once.
+      this.#bus.requestCancel?.(id);
+    });
+    if (status === undefined || !isTerminalState(status.state)) {
+      const fresh = await this.#store.get(owner, id);
+      if (fresh === undefined) throw new A2AError('TASK_NOT_FOUND');
+      return { canceled: false, task: fresh };
+    }
+    if (status.state !== 'canceled') throw notCancelable(status.state);
+    const settled = await this.#storedTerminal(owner, id, deadline);
+    return { canceled: true, task: settled ?? { ...stored, status } };
+  }
+
+  /**
+   * The stored task once the store shows it ended, read again every 20 ms until `deadline`
+   * (epoch ms); undefined if it did not by then (or the store failed). A replica publishes a
+   * task's final event before its write lands: a replica that heard the event waits for the
+   * write this way, so that a GetTask right after its answer agrees with it.
+   */
+  async #storedTerminal(owner: string, id: string, deadline: number): Promise<Task | undefined> {
+    for (;;) {
+      const fresh = await this.#store.get(owner, id).catch(() => undefined);
+      if (fresh !== undefined && isTerminalState(fresh.status.state)) return fresh;
+      if (Date.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   /** Tells the backend a waiting task it may hold something for is canceled (see cancelInterrupted). */
@@ -326,7 +422,10 @@ export class TaskService {
       if (task === undefined) throw new A2AError('TASK_NOT_FOUND');
     }
     if (isTerminalState(task.status.state)) throw terminalSubscribe();
-    const queue = this.#follow(id, 'terminal');
+    // A task not running here may run on another replica: its events come over the shared bus,
+    // and the store is watched in case the bus loses the last one.
+    const remote = this.#shared && this.#liveFor(owner, id) === undefined;
+    const queue = this.#follow(id, 'terminal', remote ? owner : undefined);
     // A turn may have moved on while the store was read: the newest state is the snapshot.
     queue.first({ kind: 'task', task: this.#liveFor(owner, id)?.task ?? task });
     return queue.events;
@@ -334,6 +433,7 @@ export class TaskService {
 
   /** Aborts every running turn (shutdown). */
   async close(): Promise<void> {
+    this.#stopCancelRequests?.();
     const pending: Promise<void>[] = [];
     for (const live of this.#live.values()) {
       abortTurn(live, new Error('gateway shutting down'));
@@ -447,7 +547,9 @@ export class TaskService {
    */
   async #start(ctx: CallContext, incoming: Message, resuming: boolean, track: boolean): Promise<LiveTask> {
     const owner = this.#ownerOf(ctx);
-    const grant = this.#policy?.admit(ctx, incoming, resuming);
+    const admitted = this.#policy?.admit(ctx, incoming, resuming);
+    // A cap shared by replicas answers asynchronously; a local one without a turn of the loop.
+    const grant = admitted instanceof Promise ? await admitted : admitted;
     let live: LiveTask;
     try {
       live = resuming
@@ -852,20 +954,45 @@ export class TaskService {
   #follow(
     taskId: string,
     until: 'pause' | 'terminal' = 'pause',
+    remoteOwner?: string,
   ): { first: (event: StreamEvent) => void; events: AsyncIterable<StreamEvent> } {
     const queue = new EventQueue<StreamEvent>();
-    const stop = this.#bus.subscribe(taskId, (event) => {
+    const onEvent = (event: StreamEvent): void => {
       if (event.kind !== 'status-update') {
         queue.push(event);
         return;
       }
       const ends = until === 'pause' ? event.final : isTerminalState(event.status.state);
-      queue.push(ends === event.final ? event : { ...event, final: ends });
-      if (ends) {
+      const shown = ends === event.final ? event : { ...event, final: ends };
+      if (!ends) {
+        queue.push(shown);
+        return;
+      }
+      stop();
+      if (remoteOwner === undefined) {
+        queue.push(shown);
+        queue.end();
+        return;
+      }
+      // Another replica's final event travels ahead of its store write: the stream ends once
+      // the store agrees (at most a second later), so that a GetTask right after it agrees too.
+      void this.#storedTerminal(remoteOwner, taskId, Date.now() + 1_000).then(() => {
+        queue.push(shown);
+        queue.end();
+      });
+    };
+    const stopListening = this.#bus.subscribe(taskId, onEvent);
+    let watch: NodeJS.Timeout | undefined;
+    const stop = (): void => {
+      stopListening();
+      clearInterval(watch);
+    };
+    if (remoteOwner !== undefined) {
+      watch = this.#watchStored(remoteOwner, taskId, onEvent, () => {
         stop();
         queue.end();
-      }
-    });
+      });
+    }
     let firstSent = false;
     const events: AsyncIterable<StreamEvent> = {
       [Symbol.asyncIterator]: () => {
@@ -889,6 +1016,39 @@ export class TaskService {
       },
       events,
     };
+  }
+
+  /**
+   * Re-reads a task that runs on another replica every remoteTaskPollMs, for a subscription that
+   * must end even if the bus lost the final event. A terminal state is delivered one period after
+   * it is first seen, so that the bus's own events (the last chunks, then the final status) come
+   * first when they are on their way. A task that is gone ends the subscription; a store that
+   * fails is tried again on the next period.
+   */
+  #watchStored(owner: string, taskId: string, deliver: (event: StreamEvent) => void, gone: () => void): NodeJS.Timeout {
+    let reading = false;
+    let terminalSeen = false;
+    const timer = setInterval(() => {
+      if (reading) return;
+      reading = true;
+      this.#store
+        .get(owner, taskId)
+        .then(
+          (stored) => {
+            if (stored === undefined) return gone();
+            if (!isTerminalState(stored.status.state)) terminalSeen = false;
+            else if (!terminalSeen) terminalSeen = true;
+            else deliver(statusEvent(stored, true));
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          reading = false;
+        });
+    }, this.#remoteTaskPollMs);
+    // A subscription alone must not keep the process alive.
+    timer.unref();
+    return timer;
   }
 
   /**
@@ -1157,15 +1317,47 @@ function statusEvent(task: Task, final: boolean): StreamEvent {
   return { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final };
 }
 
+/** What a task left running by a process that is gone says when it is failed at startup. */
+export const RESTART_FAILURE_TEXT = 'The gateway restarted before the task finished; send the message again.';
+
+/**
+ * The failed form of a task that a previous process left `submitted` or `working` (restart
+ * safety: see TaskStore.failRunning). Its history gains the agent message saying why.
+ *
+ * @example
+ * ```ts
+ * await store.failRunning?.((task) => failedByRestart(task));
+ * ```
+ */
+export function failedByRestart(task: Task): Task {
+  const message: Message = {
+    messageId: newId(),
+    role: 'agent',
+    parts: [{ kind: 'text', text: RESTART_FAILURE_TEXT }],
+    taskId: task.id,
+    contextId: task.contextId,
+  };
+  return { ...task, status: { state: 'failed', timestamp: isoNow(), message }, history: [...task.history, message] };
+}
+
 /** historyLength: unset keeps all, 0 drops all, N keeps the N newest. */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined || task.history.length <= historyLength) return task;
   return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 }
 
-/** What a caller hears when its new task could not be stored. */
-function storeRefusal(error: unknown): A2AError {
-  return error instanceof A2AError ? error : new A2AError('INTERNAL', 'The task could not be stored; try again later');
+/**
+ * What a caller hears when its new task could not be stored. A store that is unavailable is
+ * passed on as it is: the server answers it as retryable (see server/rpc.ts and rest/ask.ts).
+ */
+function storeRefusal(error: unknown): Error {
+  if (error instanceof A2AError || isStoreUnavailable(error)) return error;
+  return new A2AError('INTERNAL', 'The task could not be stored; try again later');
+}
+
+/** A turn is (or should be) running for the task: it has not ended nor paused for its caller. */
+function isRunningState(state: TaskState): boolean {
+  return !isTerminalState(state) && !isInterruptedState(state);
 }
 
 function notCancelable(state: TaskState): A2AError {

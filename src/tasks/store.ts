@@ -1,8 +1,9 @@
 /**
  * The task store contract. Every method is scoped by the owner's principal key: a task that
  * belongs to someone else is indistinguishable from a missing one. Implementations:
- * `stores/memory.ts` (bounded, the default); SQLite and PostgreSQL come later behind the
- * same interface, which is why every method returns a promise.
+ * `stores/memory.ts` (bounded, the default), `stores/sqlite.ts` and `stores/postgres.ts`
+ * (durable; see `stores/index.ts`). `get` and `list` may return copies or the stored objects:
+ * callers never mutate either.
  *
  * @example
  * ```ts
@@ -41,6 +42,13 @@ export interface TaskStore {
   put(owner: string, task: Task): Promise<void>;
   get(owner: string, taskId: string): Promise<Task | undefined>;
   list(owner: string, query: TaskQuery): Promise<TaskPage>;
+  /**
+   * Restart safety, for a store that one process owns (SQLite): replaces every unexpired task
+   * still `submitted` or `working` with `settle(task, owner)`, and returns how many. Called once
+   * at startup, before serving: such tasks belong to a process that is gone. Absent where it
+   * cannot be safe (memory: nothing survives a restart; PostgreSQL: other replicas' tasks run).
+   */
+  failRunning?(settle: (task: Task, owner: string) => Task): Promise<number>;
   /** Frees timers and connections. */
   close(): Promise<void>;
 }

@@ -39,6 +39,24 @@ export interface AuthFailureLimiterOptions {
   bucket?: (address: string) => string;
 }
 
+/**
+ * The lockout of addresses that failed authentication too often, as the server uses it:
+ * {@link AuthFailureLimiter} in one process, or one shared by replicas (`shared/`), which answers
+ * asynchronously.
+ *
+ * @example
+ * ```ts
+ * const lockout: AuthFailureLockout = new AuthFailureLimiter({ limit: 10 });
+ * if ((await lockout.isLocked(address, performance.now())) > 0) refuse429();
+ * ```
+ */
+export interface AuthFailureLockout {
+  /** The whole seconds (≥ 1) until `address` may try again, or 0 when it is not locked. */
+  isLocked(address: string, now: number): number | Promise<number>;
+  /** Counts one failure; answers what isLocked would now. */
+  recordFailure(address: string, now: number): number | Promise<number>;
+}
+
 /** How many addresses an {@link AuthFailureLimiter} remembers unless told. */
 export const DEFAULT_MAX_FAILURE_ADDRESSES = 100_000;
 
@@ -55,7 +73,7 @@ export const DEFAULT_MAX_FAILURE_ADDRESSES = 100_000;
  * failures.isLocked('203.0.113.9', 60_000); // 0
  * ```
  */
-export class AuthFailureLimiter {
+export class AuthFailureLimiter implements AuthFailureLockout {
   /** Addresses in order of their window's opening; per slot, when it opened and its failures. */
   readonly #table: RecencyTable;
   readonly #start: number[] = [];

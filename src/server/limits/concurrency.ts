@@ -32,6 +32,21 @@ export interface InFlightLimits {
 export type Release = () => void;
 
 /**
+ * Caps on work in flight, as the turn policy uses them: {@link InFlightLimiter} in one process, or
+ * caps shared by replicas (`shared/`), which answer asynchronously.
+ *
+ * @example
+ * ```ts
+ * const caps: InFlightCap = new InFlightLimiter({ global: 256, perKey: 16 });
+ * const release = await caps.tryAcquire(principal.key);
+ * ```
+ */
+export interface InFlightCap {
+  /** A slot for `key` (its release function), or `null` when the global or the key's bound is reached. */
+  tryAcquire(key: string): Release | null | Promise<Release | null>;
+}
+
+/**
  * Counts in-flight work globally and per key, refusing a new slot when either bound is reached.
  *
  * @example
@@ -43,7 +58,7 @@ export type Release = () => void;
  * release?.();                                     // no effect
  * ```
  */
-export class InFlightLimiter {
+export class InFlightLimiter implements InFlightCap {
   readonly #perKey = new Map<string, number>();
   readonly #globalMax: number;
   readonly #perKeyMax: number;

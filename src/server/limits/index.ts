@@ -10,11 +10,11 @@
  * ```
  */
 export { AuthFailureLimiter, DEFAULT_MAX_FAILURE_ADDRESSES, addressBucket } from './address-failures.js';
-export type { AuthFailureLimiterOptions } from './address-failures.js';
+export type { AuthFailureLimiterOptions, AuthFailureLockout } from './address-failures.js';
 export { CONCURRENCY_RETRY_AFTER_SECONDS, InFlightLimiter } from './concurrency.js';
-export type { InFlightLimits, Release } from './concurrency.js';
+export type { InFlightCap, InFlightLimits, Release } from './concurrency.js';
 export { exceedsJsonDepth } from './json-depth.js';
 export { MessageLimitError, checkMessageLimits } from './message.js';
 export type { MessageLimitReason, MessageLimits } from './message.js';
 export { DEFAULT_MAX_RATE_KEYS, RateLimiter } from './rate.js';
-export type { RateLimiterOptions } from './rate.js';
+export type { RateLimiterOptions, RequestRateLimit } from './rate.js';

@@ -44,6 +44,24 @@ export interface RateLimiterOptions {
   maxKeys?: number;
 }
 
+/**
+ * A request rate limit per key, as the server uses it: {@link RateLimiter} in one process, or one
+ * shared by replicas (`shared/`), which answers asynchronously.
+ *
+ * @example
+ * ```ts
+ * const rates: RequestRateLimit = new RateLimiter({ limit: 600 });
+ * const verdict = await rates.take(principal.key, performance.now());
+ * ```
+ */
+export interface RequestRateLimit {
+  /**
+   * Admits one request for `key` at `now` (ms, a monotonic clock; shared limits keep their own
+   * time), or refuses it: `true`, or the whole seconds (≥ 1) after which a retry would be admitted.
+   */
+  take(key: string, now: number): true | number | Promise<true | number>;
+}
+
 /** How many keys a {@link RateLimiter} remembers unless told. */
 export const DEFAULT_MAX_RATE_KEYS = 100_000;
 
@@ -65,7 +83,7 @@ const EVICTION_SCAN = 32;
  * limiter.take('client:a', 0); // 30: seconds until the next request would be admitted
  * ```
  */
-export class RateLimiter {
+export class RateLimiter implements RequestRateLimit {
   /** Keys in order of last admission; `#tat[slot]` is a key's theoretical arrival time in whole µs. */
   readonly #table: RecencyTable;
   readonly #tat: number[] = [];

@@ -21,6 +21,8 @@ import { TASK_STATES, type Message, type SendResult, type Task, type TaskState }
 import { newId } from '../../tasks/ids.js';
 import { CapacityError } from '../../tasks/policy.js';
 import type { CallContext, TaskService } from '../../tasks/service.js';
+import { isStoreUnavailable } from '../../tasks/stores/errors.js';
+import { STORE_UNAVAILABLE_MESSAGE, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../rpc.js';
 
 /** A validated ask request. */
 export interface AskRequest {
@@ -215,7 +217,8 @@ const STATUS_NAMES: ReadonlyMap<number, string> = new Map([
  * The HTTP response for an error thrown by `parseAskRequest` or `runAsk`. Request errors are
  * 400s; A2A errors map by code (-32700/-32600/-32602 → 400, -32001 → 404, -32002/-32004 → 409)
  * and keep their message, which A2AError promises is fit for the caller; a `CapacityError`
- * from admission is a 503 with `retry-after`; anything else, including -32603 and errors that
+ * from admission and a `StoreUnavailableError` (the task store cannot be reached) are 503s with
+ * `retry-after`; anything else, including -32603 and errors that
  * are not ours, is a 500 that says nothing about internals (log the error before calling this).
  *
  * @example
@@ -228,6 +231,12 @@ export function askErrorResponse(error: unknown): AskErrorResponse {
   if (error instanceof AskRequestError) return askError(400, error.message);
   if (error instanceof CapacityError) {
     return { ...askError(503, error.message), headers: { 'retry-after': String(error.retryAfterSeconds) } };
+  }
+  if (isStoreUnavailable(error)) {
+    return {
+      ...askError(503, STORE_UNAVAILABLE_MESSAGE),
+      headers: { 'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    };
   }
   if (error instanceof A2AError) {
     const status = STATUS_BY_CODE.get(error.rpcCode);

@@ -136,8 +136,11 @@ export class PostgresTaskStore implements TaskStore {
   private readonly sweepBatch: number;
   private readonly readClock: () => number;
   private readonly onBackgroundError: (error: unknown) => void;
-  /** The newest pending put per task id: a put waits for the one before it (see the module comment). */
-  private readonly writes = new Map<string, Promise<void>>();
+  /** Puts waiting for the next group commit, by task id (see put). */
+  private readonly pendingRows = new Map<string, PendingWrite>();
+  /** The batch being written, if any: one at a time, so the puts of a task stay in order. */
+  private flushing: Promise<void> | undefined;
+  private flushScheduled = false;
   private lastClockMs = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;
   private sweeping = false;
@@ -215,29 +218,94 @@ export class PostgresTaskStore implements TaskStore {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkKeys(owner, task);
     // Everything is read from the task now: the caller may hand over a new object right after.
-    const nowMs = this.clock();
-    const values = [
-      task.id,
+    const row: PendingRow = {
+      id: task.id,
       owner,
-      task.contextId,
-      task.status.state,
-      isTerminalState(task.status.state),
+      contextId: task.contextId,
+      state: task.status.state,
+      terminal: isTerminalState(task.status.state),
       statusMs,
-      nowMs,
-      JSON.stringify(task),
-      Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
-    ];
-    const previous = this.writes.get(task.id);
-    const write = (previous ?? Promise.resolve()).then(
-      () => this.upsert(values),
-      () => this.upsert(values),
-    );
-    this.writes.set(task.id, write);
-    const forget = (): void => {
-      if (this.writes.get(task.id) === write) this.writes.delete(task.id);
+      body: JSON.stringify(task),
     };
-    write.then(forget, forget);
-    return write;
+    // Group commit: the puts that arrive while a batch is being written go out together in the
+    // next one (one statement, one commit). One batch at a time keeps the puts of a task in
+    // order; a task put twice before its batch leaves is written once, with its newest state.
+    return new Promise<void>((resolve, reject) => {
+      const pending = this.pendingRows.get(task.id);
+      if (pending === undefined) this.pendingRows.set(task.id, { row, waiters: [{ resolve, reject }] });
+      else {
+        pending.row = row;
+        pending.waiters.push({ resolve, reject });
+      }
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing !== undefined || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = this.flushRows().finally(() => {
+        this.flushing = undefined;
+        if (this.pendingRows.size > 0) this.scheduleFlush();
+      });
+    });
+  }
+
+  /** Writes up to MAX_BATCH_ROWS pending rows in one statement and settles their puts. */
+  private async flushRows(): Promise<void> {
+    const batch: PendingWrite[] = [];
+    for (const [id, pending] of this.pendingRows) {
+      batch.push(pending);
+      this.pendingRows.delete(id);
+      if (batch.length === MAX_BATCH_ROWS) break;
+    }
+    if (batch.length === 0) return;
+    const nowMs = this.clock();
+    const columns: [string[], string[], string[], string[], boolean[], number[], number[], string[]] = [
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+    ];
+    for (const { row } of batch) {
+      columns[0].push(row.id);
+      columns[1].push(row.owner);
+      columns[2].push(row.contextId);
+      columns[3].push(row.state);
+      columns[4].push(row.terminal);
+      columns[5].push(row.statusMs);
+      columns[6].push(nowMs);
+      columns[7].push(row.body);
+    }
+    let written: Set<string>;
+    try {
+      const result = await this.query<{ id: string }>('airlock_task_put_many', this.sql.putMany, [
+        ...columns,
+        Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
+      ]);
+      written = new Set(result.rows.map((row) => row.id));
+    } catch (error) {
+      for (const pending of batch) for (const waiter of pending.waiters) waiter.reject(error);
+      return;
+    }
+    for (const pending of batch) {
+      if (written.has(pending.row.id)) {
+        for (const waiter of pending.waiters) waiter.resolve();
+      } else {
+        // Deliberately vague: the message may be logged, and owner keys are principals.
+        const conflict = new TaskStoreInputError(
+          'owner_conflict',
+          `${STORE_NAME}: a task id cannot move to another owner`,
+        );
+        for (const waiter of pending.waiters) waiter.reject(conflict);
+      }
+    }
   }
 
   /**
@@ -377,7 +445,11 @@ export class PostgresTaskStore implements TaskStore {
     this.closed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
-    await Promise.allSettled([...this.writes.values()]);
+    // Puts already accepted were promised a write: they land before the pool closes.
+    while (this.flushing !== undefined || this.pendingRows.size > 0) {
+      if (this.flushing === undefined) this.flushing = this.flushRows().finally(() => (this.flushing = undefined));
+      await this.flushing;
+    }
     await this.pool.end();
   }
 
@@ -391,14 +463,6 @@ export class PostgresTaskStore implements TaskStore {
   private expiredBefore(): number {
     // Floored: updated_at is whole ms, so `updated_at <= x` and `updated_at <= floor(x)` agree.
     return Math.max(Math.floor(this.clock() - this.taskTtlMs), MIN_BIGINT_SAFE);
-  }
-
-  private async upsert(values: unknown[]): Promise<void> {
-    const result = await this.query('airlock_task_put', this.sql.put, values);
-    if (result.rowCount === 0) {
-      // Deliberately vague: the message may be logged, and owner keys are principals.
-      throw new TaskStoreInputError('owner_conflict', `${STORE_NAME}: a task id cannot move to another owner`);
-    }
   }
 
   /** A named (prepared once per connection) statement on any pooled connection. */
@@ -428,6 +492,26 @@ export class PostgresTaskStore implements TaskStore {
         this.sweeping = false;
       });
   }
+}
+
+/** Most rows in one group-commit statement. */
+const MAX_BATCH_ROWS = 500;
+
+/** One task's row, as a put hands it over. */
+interface PendingRow {
+  id: string;
+  owner: string;
+  contextId: string;
+  state: string;
+  terminal: boolean;
+  statusMs: number;
+  body: string;
+}
+
+/** A row waiting for the group commit, and every put it answers. */
+interface PendingWrite {
+  row: PendingRow;
+  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
 }
 
 interface Settings {
@@ -534,7 +618,7 @@ async function withPooledClient<T>(pool: Pool, work: (client: PoolClient) => Pro
 }
 
 interface Statements {
-  put: string;
+  putMany: string;
   get: string;
   list: Record<FilterShape, string>;
   count: string;
@@ -547,14 +631,16 @@ function statementsFor(schema: string): Statements {
   const tasks = `${schema}.tasks`;
   return {
     // Replaces a row only if it is the same owner's or has expired (its id is free again, as in
-    // the memory store); no row affected means another owner's live task.
-    put: `INSERT INTO ${tasks} AS t (id, owner, context_id, state, terminal, status_ts, updated_at, body)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    // the memory store); a row not returned is another owner's live task. Rows come as parallel
+    // arrays, at most one per id; the ids returned are the rows written.
+    putMany: `INSERT INTO ${tasks} AS t (id, owner, context_id, state, terminal, status_ts, updated_at, body)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[], $8::text[])
       ON CONFLICT (id) DO UPDATE SET
         owner = EXCLUDED.owner, context_id = EXCLUDED.context_id, state = EXCLUDED.state,
         terminal = EXCLUDED.terminal, status_ts = EXCLUDED.status_ts, updated_at = EXCLUDED.updated_at,
         body = EXCLUDED.body
-      WHERE t.owner = EXCLUDED.owner OR t.updated_at <= $9`,
+      WHERE t.owner = EXCLUDED.owner OR t.updated_at <= $9
+      RETURNING id`,
     get: `SELECT body FROM ${tasks} WHERE id = $1 AND owner = $2 AND updated_at > $3`,
     list: {
       owner: listSql(tasks, 'owner'),

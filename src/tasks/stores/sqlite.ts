@@ -134,6 +134,9 @@ export class SqliteTaskStore implements TaskStore {
   private readonly readClock: () => number;
   private readonly onBackgroundError: (error: unknown) => void;
   private readonly upsert: Statement<[Record<string, string | number>]>;
+  /** Puts waiting for this turn's group commit (see put). */
+  private pendingPuts: PendingPut[] = [];
+  private readonly writeBatch: (params: Array<Record<string, string | number>>) => number[];
   private readonly selectOne: Statement<[string, string, number], string>;
   private readonly lists: Record<FilterShape, ListStatements>;
   private readonly deleteExpired: Statement<[number, number]>;
@@ -192,6 +195,10 @@ export class SqliteTaskStore implements TaskStore {
       this.migration = guard(() => migrateSqlite(db));
       this.db = db;
       this.upsert = db.prepare(UPSERT_SQL);
+      const upsert = this.upsert;
+      this.writeBatch = db.transaction((rows: Array<Record<string, string | number>>) =>
+        rows.map((row) => upsert.run(row).changes),
+      );
       this.selectOne = db
         .prepare<[string, string, number], string>(
           'SELECT body FROM tasks WHERE id = ? AND owner = ? AND updated_at > ?',
@@ -234,12 +241,46 @@ export class SqliteTaskStore implements TaskStore {
   async put(owner: string, task: Task): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkKeys(owner, task);
-    const changes = guard(() => this.upsert.run(this.upsertParams(owner, task, this.clock(), statusMs)).changes);
-    if (changes === 0) {
-      // Deliberately vague: the message may be logged, and owner keys are principals.
-      throw new TaskStoreInputError('owner_conflict', `${STORE_NAME}: a task id cannot move to another owner`);
-    }
+    const params = this.upsertParams(owner, task, this.clock(), statusMs);
+    // Group commit: the puts of one event-loop turn share one transaction, so one fsync (with
+    // synchronous=FULL) makes them all durable. Each caller still hears only once its own row
+    // is on disk, and the loop is blocked once per batch instead of once per put.
+    return new Promise<void>((resolve, reject) => {
+      this.pendingPuts.push({ params, resolve, reject });
+      if (this.pendingPuts.length === 1) setImmediate(this.flushPuts);
+    });
   }
+
+  /** Writes the queued puts in one transaction; on failure, one by one, so one bad row fails alone. */
+  private readonly flushPuts = (): void => {
+    const batch = this.pendingPuts;
+    if (batch.length === 0) return;
+    this.pendingPuts = [];
+    if (!this.db.open) {
+      for (const put of batch) put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));
+      return;
+    }
+    let changes: number[] | undefined;
+    try {
+      changes = guard(() => this.writeBatch(batch.map((put) => put.params)));
+    } catch {
+      changes = undefined;
+    }
+    if (changes !== undefined) {
+      batch.forEach((put, index) => settlePut(put, changes[index] ?? 0));
+      return;
+    }
+    for (const put of batch) {
+      try {
+        settlePut(
+          put,
+          guard(() => this.upsert.run(put.params).changes),
+        );
+      } catch (error) {
+        put.reject(error);
+      }
+    }
+  };
 
   /**
    * The stored task, or `undefined` if it is missing, expired, or another owner's.
@@ -342,7 +383,7 @@ export class SqliteTaskStore implements TaskStore {
    * await store.failRunning((task) => ({ ...task, status: { state: 'failed', timestamp: new Date().toISOString() } }));
    * ```
    */
-  async failRunning(settle: (task: Task) => Task): Promise<number> {
+  async failRunning(settle: (task: Task, owner: string) => Task): Promise<number> {
     // Expired tasks are left alone: settling one would revive it.
     const select = this.db.prepare<[number, number], { rowid: number; owner: string; body: string }>(
       `SELECT rowid, owner, body FROM tasks
@@ -355,7 +396,7 @@ export class SqliteTaskStore implements TaskStore {
       // Settled outside the transaction (the callback is the caller's code), written in one.
       const replacements = rows.map((row) => {
         const task = JSON.parse(row.body) as Task;
-        const replacement = settle(task);
+        const replacement = settle(task, row.owner);
         if (replacement.id !== task.id) throw new Error(`${STORE_NAME}: failRunning's settle must keep the task id`);
         statusMsOf(replacement, STORE_NAME);
         checkKeys(row.owner, replacement);
@@ -394,6 +435,8 @@ export class SqliteTaskStore implements TaskStore {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    // Puts already queued were promised a write: they land before the database closes.
+    this.flushPuts();
     if (this.db.open) this.db.close();
   }
 
@@ -544,6 +587,20 @@ function checkKeys(owner: string, task: Task): void {
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL|NOMEM)/;
 
 /** Runs a database call, turning SQLite's "not now" failures into {@link StoreUnavailableError}. */
+/** A put waiting for the group commit. */
+interface PendingPut {
+  params: Record<string, string | number>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function settlePut(put: PendingPut, changes: number): void {
+  // Deliberately vague: the message may be logged, and owner keys are principals.
+  if (changes === 0)
+    put.reject(new TaskStoreInputError('owner_conflict', `${STORE_NAME}: a task id cannot move to another owner`));
+  else put.resolve();
+}
+
 function guard<T>(call: () => T): T {
   try {
     return call();
