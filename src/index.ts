@@ -45,6 +45,27 @@ export { TaskService, withHistory, type CallContext, type TaskServiceOptions } f
 export type { TaskStore, TaskQuery, TaskPage } from './tasks/store.js';
 export { MemoryTaskStore, type MemoryTaskStoreOptions } from './tasks/stores/memory.js';
 export { LocalTaskEventBus, type TaskEventBus, type TaskEventListener } from './tasks/events.js';
+// The durable stores load their drivers only when opened (openTaskStore imports them on demand).
+export {
+  describeTaskStoreSpec,
+  migrateTaskStore,
+  openTaskStore,
+  redactDatabaseUrl,
+  resolveTaskStoreSpec,
+  sqliteSpecForDataDir,
+  type OpenTaskStoreOptions,
+  type RetentionSpec,
+  type TaskStoreSpec,
+} from './tasks/stores/index.js';
+export {
+  isStoreUnavailable,
+  StoreSchemaError,
+  StoreUnavailableError,
+  TaskStoreInputError,
+} from './tasks/stores/errors.js';
+export type { SqliteTaskStore } from './tasks/stores/sqlite.js';
+export type { PostgresTaskStore } from './tasks/stores/postgres.js';
+export { failedByRestart, RESTART_FAILURE_TEXT } from './tasks/service.js';
 export { deriveSessionId, OUTBOUND_ID_PREFIX } from './tasks/session.js';
 export { loadConfigFile, parseConfig, type AirlockConfig, type ClientEntry } from './config/load.js';
 export { ConfigError } from './config/errors.js';

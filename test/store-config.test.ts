@@ -9,7 +9,10 @@ import { ConfigError } from '../src/config/errors.js';
 import { parseConfig } from '../src/config/load.js';
 import { createGateway } from '../src/server/http.js';
 import { silentLogger } from '../src/server/log.js';
+import { LocalTaskEventBus } from '../src/tasks/events.js';
+import { MemoryTaskStore } from '../src/tasks/stores/memory.js';
 import { describeTaskStoreSpec } from '../src/tasks/stores/index.js';
+import type { Task } from '../src/protocol/model.js';
 
 const AGENTS = `
 agents:
@@ -104,5 +107,29 @@ describe('chooseTaskStore', () => {
       () => createGateway(config('store: { type: sqlite, path: x.db }'), { logger: silentLogger }),
       /store sqlite: open it with openTaskStore\(\)/,
     );
+  });
+
+  it('settles a dead process’s running tasks at startup, but never when replicas share the store', async () => {
+    const calls: string[] = [];
+    const storeWith = () => {
+      const store = new MemoryTaskStore({ maxTasks: 10, taskTtlMs: 60_000 }) as MemoryTaskStore & {
+        failRunning: (settle: (task: Task, owner: string) => Task) => Promise<number>;
+      };
+      store.failRunning = async () => {
+        calls.push('failRunning');
+        return 0;
+      };
+      return store;
+    };
+    const alone = createGateway(config(''), { logger: silentLogger, store: storeWith() });
+    await alone.recoverInterrupted();
+    await alone.close();
+    assert.deepEqual(calls, ['failRunning']);
+    // A bus that can ask other replicas to cancel is a shared one.
+    const bus = Object.assign(new LocalTaskEventBus(), { requestCancel: () => undefined });
+    const shared = createGateway(config(''), { logger: silentLogger, store: storeWith(), bus });
+    assert.equal(await shared.recoverInterrupted(), 0);
+    await shared.close();
+    assert.deepEqual(calls, ['failRunning'], 'not called with a shared bus');
   });
 });

@@ -89,8 +89,9 @@ export interface Gateway {
   listen(): Promise<string>;
   /**
    * Restart safety: fails every task a previous process left running in a store this process
-   * owns alone (SQLite), with an audit row each (`gateway_restart`). Call once before `listen`.
-   * Resolves with how many; 0 for stores without `failRunning` (memory, PostgreSQL).
+   * serves alone (SQLite, or PostgreSQL with one replica), with an audit row each
+   * (`gateway_restart`). Call once before `listen`. Resolves with how many; 0 for the memory
+   * store and whenever a shared bus says other replicas serve the store.
    */
   recoverInterrupted(): Promise<number>;
   close(): Promise<void>;
@@ -611,7 +612,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     server,
     service,
     recoverInterrupted: async () => {
-      if (store.failRunning === undefined) return 0;
+      // With a shared bus other replicas serve the same store: their running tasks are not ours.
+      if (store.failRunning === undefined || options.bus?.requestCancel !== undefined) return 0;
       const failed = await store.failRunning((task, owner) => {
         const settled = failedByRestart(task);
         audit.restartFailed(owner, settled);

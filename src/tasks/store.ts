@@ -43,10 +43,11 @@ export interface TaskStore {
   get(owner: string, taskId: string): Promise<Task | undefined>;
   list(owner: string, query: TaskQuery): Promise<TaskPage>;
   /**
-   * Restart safety, for a store that one process owns (SQLite): replaces every unexpired task
-   * still `submitted` or `working` with `settle(task, owner)`, and returns how many. Called once
-   * at startup, before serving: such tasks belong to a process that is gone. Absent where it
-   * cannot be safe (memory: nothing survives a restart; PostgreSQL: other replicas' tasks run).
+   * Restart safety, for a store one process serves alone (SQLite; PostgreSQL with one replica):
+   * replaces every unexpired task still `submitted` or `working` with `settle(task, owner)`, and
+   * returns how many. Called once at startup, before serving: such tasks belong to a process
+   * that is gone. Absent where nothing survives a restart (memory); never called when several
+   * replicas share the store (their running tasks are not a dead process's).
    */
   failRunning?(settle: (task: Task, owner: string) => Task): Promise<number>;
   /** Frees timers and connections. */

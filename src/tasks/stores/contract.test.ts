@@ -419,6 +419,27 @@ describe('PostgresTaskStore, beyond the contract', { skip: postgresSkip }, () =>
     }
   });
 
+  it('failRunning settles the tasks a dead process left running, and nothing else (one replica)', async () => {
+    const { store, cleanup } = await openPostgres();
+    cleanups.push(cleanup);
+    const states: TaskState[] = ['submitted', 'working', 'input-required', 'completed', 'canceled'];
+    for (const [n, state] of states.entries()) await store.put(`owner${n % 2}`, makeTask(`t-${state}`, n, state));
+    await Promise.all(Array.from({ length: 1_200 }, (_, n) => store.put('many', makeTask(`w${n}`, n, 'working'))));
+    const owners: string[] = [];
+    const settled = await store.failRunning((task, owner) => {
+      owners.push(owner);
+      return { ...task, status: { state: 'failed', timestamp: '2026-02-02T00:00:00.000Z' } };
+    });
+    assert.equal(settled, 2 + 1_200, 'in pages of 500');
+    assert.ok(owners.includes('owner0') && owners.includes('owner1') && owners.includes('many'));
+    assert.equal((await store.get('owner0', 't-submitted'))?.status.state, 'failed');
+    assert.equal((await store.get('owner1', 't-working'))?.status.state, 'failed');
+    assert.equal((await store.get('owner0', 't-input-required'))?.status.state, 'input-required');
+    assert.equal((await store.get('owner1', 't-completed'))?.status.state, 'completed');
+    assert.equal((await store.list('many', { pageSize: 1, status: 'failed' })).totalSize, 1_200);
+    assert.equal(await store.failRunning((task) => task), 0);
+  });
+
   it('plans every hot statement on an index, never a sequential scan, on a realistic table', async () => {
     const { store, schema, cleanup } = await openPostgres();
     cleanups.push(cleanup);

@@ -419,6 +419,39 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
+   * Restart safety for a database one Airlock process serves alone (replicas: 1): replaces every
+   * unexpired task still `submitted` or `working` with `settle(task, owner)` and returns how
+   * many. Never call it when several replicas share the database: their running tasks would be
+   * failed too (`airlock serve` calls it only for a single replica).
+   *
+   * @example
+   * ```ts
+   * await store.failRunning((task) => failedByRestart(task));
+   * ```
+   */
+  async failRunning(settle: (task: Task, owner: string) => Task): Promise<number> {
+    let settled = 0;
+    for (let after = ''; ;) {
+      const result = await this.query<{ id: string; owner: string; body: string }>(
+        'airlock_task_running',
+        this.sql.running,
+        [this.expiredBefore(), after, FAIL_RUNNING_BATCH],
+      );
+      if (result.rows.length === 0) return settled;
+      const writes: Promise<void>[] = [];
+      for (const row of result.rows) {
+        const task = JSON.parse(row.body) as Task;
+        const replacement = settle(task, row.owner);
+        if (replacement.id !== task.id) throw new Error(`${STORE_NAME}: failRunning's settle must keep the task id`);
+        writes.push(this.put(row.owner, replacement));
+      }
+      await Promise.all(writes);
+      settled += result.rows.length;
+      after = result.rows[result.rows.length - 1]!.id;
+    }
+  }
+
+  /**
    * How many rows the table holds, counting expired ones the sweep has not deleted yet.
    * A `count(*)`: O(n), for metrics and tests, not the request path.
    *
@@ -493,6 +526,9 @@ export class PostgresTaskStore implements TaskStore {
       });
   }
 }
+
+/** Tasks read and settled per page by failRunning. */
+const FAIL_RUNNING_BATCH = 500;
 
 /** Most rows in one group-commit statement. */
 const MAX_BATCH_ROWS = 500;
@@ -619,6 +655,7 @@ async function withPooledClient<T>(pool: Pool, work: (client: PoolClient) => Pro
 
 interface Statements {
   putMany: string;
+  running: string;
   get: string;
   list: Record<FilterShape, string>;
   count: string;
@@ -642,6 +679,9 @@ function statementsFor(schema: string): Statements {
       WHERE t.owner = EXCLUDED.owner OR t.updated_at <= $9
       RETURNING id`,
     get: `SELECT body FROM ${tasks} WHERE id = $1 AND owner = $2 AND updated_at > $3`,
+    // Startup only (failRunning): keyset pages by id over the tasks a dead process left running.
+    running: `SELECT id, owner, body FROM ${tasks}
+      WHERE state IN ('submitted', 'working') AND updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`,
     list: {
       owner: listSql(tasks, 'owner'),
       context: listSql(tasks, 'context'),
