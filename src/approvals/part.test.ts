@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { actionDataPart } from './part.js';
+
+describe('actionDataPart', () => {
+  it('has exactly the wire keys, with an ISO expiry', () => {
+    const part = actionDataPart(
+      {
+        actionId: 'abc',
+        tool: 'send_email',
+        args: { to: '[email redacted]' },
+        level: 'L4',
+        expiresAt: Date.UTC(2026, 0, 1, 0, 15),
+      },
+      'https://gw.example/approvals/abc',
+    );
+    assert.deepEqual(part, {
+      action_id: 'abc',
+      tool: 'send_email',
+      args: { to: '[email redacted]' },
+      level: 'L4',
+      expires_at: '2026-01-01T00:15:00.000Z',
+      approve_url: 'https://gw.example/approvals/abc',
+    });
+    assert.deepEqual(JSON.parse(JSON.stringify(part)), part);
+  });
+});
