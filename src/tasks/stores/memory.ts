@@ -41,6 +41,7 @@ import { A2AError } from '../../protocol/errors.js';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
+import { checkTaskQuery, decodePageToken, encodePageToken } from './page-token.js';
 
 /**
  * Tuning for {@link MemoryTaskStore}. Every field is optional.
@@ -71,9 +72,6 @@ const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 const MAX_TIMER_MS = 2_147_483_647;
 /** Most tasks one timer tick drops, so a sweep never stalls the event loop for long. */
 const SWEEP_BATCH = 1_000;
-/** A page token is at most a timestamp and a task id; anything much longer is not ours. */
-const MAX_PAGE_TOKEN_LENGTH = 2_048;
-const MAX_PAGE_SIZE = 100;
 
 /**
  * A bounded in-memory {@link TaskStore}. See the module comment for the data layout.
@@ -185,7 +183,7 @@ export class MemoryTaskStore implements TaskStore {
    * ```
    */
   async list(owner: string, query: TaskQuery): Promise<TaskPage> {
-    checkQuery(query);
+    checkTaskQuery(query);
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     // Drop everything expired first so that neither the page nor totalSize counts it.
     this.dropExpired(this.clock(), Number.POSITIVE_INFINITY);
@@ -502,20 +500,6 @@ function removeFromIndexes(entry: Entry): void {
 // ---------------------------------------------------------------------------------------------
 // Listing and page tokens
 
-function checkQuery(query: TaskQuery): void {
-  const { pageSize, statusTimestampAfter } = query;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw new A2AError('INVALID_PARAMS', `Invalid params: pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
-      field: 'pageSize',
-    });
-  }
-  if (statusTimestampAfter !== undefined && !Number.isFinite(statusTimestampAfter)) {
-    throw new A2AError('INVALID_PARAMS', 'Invalid params: statusTimestampAfter must be a time', {
-      field: 'statusTimestampAfter',
-    });
-  }
-}
-
 /**
  * Walks the index downwards from just below the cursor. One item past the page is peeked
  * at so that the last page gets `''` rather than a token leading to an empty page.
@@ -555,43 +539,6 @@ function readSingle(entry: Entry, floorMs: number | undefined, cursor: SortKey |
   const matches = floorMs === undefined || entry.statusMs >= floorMs;
   const shown = matches && (cursor === undefined || compareKeys(entry, cursor) < 0);
   return { tasks: shown ? [entry.task] : [], nextPageToken: '', totalSize: matches ? 1 : 0 };
-}
-
-/** The token is the sort key of the last task shown, so pages stay stable as tasks are added. */
-function encodePageToken(key: SortKey): string {
-  return Buffer.from(JSON.stringify([key.statusMs, key.id]), 'utf8').toString('base64url');
-}
-
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
-
-/**
- * Strict inverse of {@link encodePageToken}. Node's base64 decoder skips characters it does
- * not know, so the token must also survive a round trip: that rejects every string the
- * encoder could not have produced, including ones whose bytes are not valid UTF-8.
- */
-function decodePageToken(token: string): SortKey {
-  if (token.length > MAX_PAGE_TOKEN_LENGTH || !BASE64URL.test(token)) throw badPageToken();
-  const text = Buffer.from(token, 'base64url').toString('utf8');
-  if (Buffer.from(text, 'utf8').toString('base64url') !== token) throw badPageToken();
-  const key = parseJson(text);
-  if (!Array.isArray(key) || key.length !== 2) throw badPageToken();
-  const [statusMs, id] = key as unknown[];
-  if (typeof statusMs !== 'number' || !Number.isSafeInteger(statusMs) || typeof id !== 'string') {
-    throw badPageToken();
-  }
-  return { statusMs, id };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw badPageToken();
-  }
-}
-
-function badPageToken(): A2AError {
-  return new A2AError('INVALID_PARAMS', 'Invalid params: pageToken is not valid', { field: 'pageToken' });
 }
 
 function checkOptions(maxTasks: number, taskTtlMs: number, sweepIntervalMs: number): void {
