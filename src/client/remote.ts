@@ -312,11 +312,7 @@ export class RemoteRpc {
     } catch (error) {
       throw new CallFailure(errorTypeOf(error, 'network_error'));
     }
-    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
-    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') {
-      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
-    }
+    checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;
     let frame: unknown;
     try {
@@ -427,11 +423,7 @@ export class RemoteRpc {
     } catch (error) {
       throw new CallFailure(errorTypeOf(error, 'network_error'));
     }
-    if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
-    const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') {
-      throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
-    }
+    checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;
     const contentType = (headerOf(response, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (contentType !== 'text/event-stream') {
@@ -486,6 +478,19 @@ async function* decodeEvents(
       throw error;
     }
     yield event;
+  }
+}
+
+/**
+ * What every answer's status and headers must pass before its body is read: a refusal of our
+ * credentials is `remote_auth_failed`; any content encoding is refused, because byte caps bound
+ * what is read only when nothing is decompressed after them.
+ */
+function checkResponseHead(response: Pick<GuardedResponse, 'status' | 'headers'>): void {
+  if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
+  const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity') {
+    throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
   }
 }
 
