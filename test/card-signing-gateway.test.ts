@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it, mock } from 'node:test';
 import { verifyAgentCardSignature, type AgentCard as SdkAgentCard } from '@a2a-js/sdk';
 import { cardFetchCommand } from '../src/cli/card.js';
-import type { CommandIO } from '../src/cli/registry.js';
+import { captureIO } from './helpers/command-io.js';
 import { ConfigError } from '../src/config/errors.js';
 import { parseConfig } from '../src/config/load.js';
 import {
@@ -313,7 +313,7 @@ describe('a gateway that signs its cards', () => {
   });
 
   it('airlock card fetch against it shows a verified signature (the function, with --keys)', async () => {
-    const io = capture({ AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' });
+    const io = captureIO({ AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' });
     const url = `${gw.url}/a2a/echo/.well-known/agent-card.json`;
     assert.equal(await cardFetchCommand(url, { keys: jwksPath }, io), 0, io.err);
     assert.deepEqual(kidsOf(JSON.parse(io.out) as Json), [newKey.kid, oldKey.kid]);
@@ -380,23 +380,6 @@ describe('/.well-known/jwks.json without signing, and behind publicCard: false',
     );
   });
 });
-
-interface Captured extends CommandIO {
-  out: string;
-  err: string;
-}
-
-function capture(env: NodeJS.ProcessEnv = {}): Captured {
-  const io: Captured = {
-    out: '',
-    err: '',
-    stdout: (text) => void (io.out += text),
-    stderr: (text) => void (io.err += text),
-    isTTY: false,
-    env,
-  };
-  return io;
-}
 
 /** `airlock …` in a child process (asynchronously: the gateway it calls runs in this process). */
 function airlockCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

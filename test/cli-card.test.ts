@@ -13,7 +13,7 @@ import { canonicalizeAgentCard, verifyAgentCardSignature } from '@a2a-js/sdk';
 import type { JWK } from 'jose';
 import { cardDigestCommand, cardFetchCommand, cardSignCommand, cardVerifyCommand } from '../src/cli/card.js';
 import { keysGenerateCommand } from '../src/cli/keys.js';
-import type { CommandIO } from '../src/cli/registry.js';
+import { captureIO } from './helpers/command-io.js';
 import { parseConfig } from '../src/config/load.js';
 import type { AgentConfig } from '../src/config/schema.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
@@ -37,23 +37,6 @@ const config = parseConfig(YAML, {});
 const cards = new CardCache(config);
 const agent = config.agents[0] as AgentConfig;
 
-interface Captured extends CommandIO {
-  out: string;
-  err: string;
-}
-
-function capture(env: NodeJS.ProcessEnv = {}): Captured {
-  const io: Captured = {
-    out: '',
-    err: '',
-    stdout: (text) => void (io.out += text),
-    stderr: (text) => void (io.err += text),
-    isTTY: false,
-    env,
-  };
-  return io;
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'airlock-cli-card-'));
 const keysDir = join(dir, 'keys');
 const mode = (path: string): number => statSync(path).mode & 0o777;
@@ -72,7 +55,7 @@ function write(name: string, text: string): string {
 
 describe('airlock keys generate', () => {
   it('writes the private JWK (0600, in a 0700 directory) and starts jwks.json', async () => {
-    const io = capture();
+    const io = captureIO();
     assert.equal(await keysGenerateCommand({ out: keysDir }, io), 0, io.err);
     assert.equal(mode(keysDir), 0o700);
     const [privatePath] = privateKeyFiles();
@@ -98,7 +81,7 @@ describe('airlock keys generate', () => {
 
   it('adds a second key to jwks.json, keeping the first as it was (rotation)', async () => {
     const before = JSON.parse(readFileSync(join(keysDir, 'jwks.json'), 'utf8')).keys[0];
-    const io = capture();
+    const io = captureIO();
     assert.equal(await keysGenerateCommand({ alg: 'eddsa', out: keysDir }, io), 0, io.err);
     const jwks = JSON.parse(readFileSync(join(keysDir, 'jwks.json'), 'utf8'));
     assert.equal(jwks.keys.length, 2);
@@ -109,16 +92,16 @@ describe('airlock keys generate', () => {
   });
 
   it('refuses an unknown algorithm (2), and a jwks.json holding a private key without writing anything (1)', async () => {
-    const io = capture();
+    const io = captureIO();
     assert.equal(await keysGenerateCommand({ alg: 'HS256', out: keysDir }, io), 2);
     assert.match(io.err, /^airlock: --alg must be one of ES256, ES384, ES512, EdDSA, RS256, PS256\n$/);
 
     const bad = join(dir, 'bad-keys');
-    await keysGenerateCommand({ out: bad }, capture());
+    await keysGenerateCommand({ out: bad }, captureIO());
     const [privatePath] = readdirSync(bad).filter((name) => name.endsWith('.private.jwk.json'));
     const leaked = JSON.parse(readFileSync(join(bad, privatePath!), 'utf8'));
     writeFileSync(join(bad, 'jwks.json'), JSON.stringify({ keys: [leaked] }));
-    const refused = capture();
+    const refused = captureIO();
     assert.equal(await keysGenerateCommand({ out: bad }, refused), 1);
     assert.match(refused.err, /holds private key material/);
     assert.equal(readdirSync(bad).filter((name) => name.endsWith('.private.jwk.json')).length, 1);
@@ -137,7 +120,7 @@ describe('airlock card sign / verify / digest', () => {
   });
 
   it('signs with every --key, prints the signed card, and the SDK verifies it', async () => {
-    const io = capture();
+    const io = captureIO();
     const keyFiles = privateKeyFiles();
     assert.equal(
       await cardSignCommand(cardPath, { key: keyFiles, jku: 'https://gw.example/.well-known/jwks.json' }, io),
@@ -153,7 +136,7 @@ describe('airlock card sign / verify / digest', () => {
   });
 
   it('verifies a signed card (0) and names the key', async () => {
-    const io = capture();
+    const io = captureIO();
     assert.equal(await cardVerifyCommand(signedPath, { keys: jwks() }, io), 0, io.err);
     assert.match(io.out, /^verified {2}(ES256|EdDSA) signature by kid [\w-]{43}\n$/);
   });
@@ -161,13 +144,13 @@ describe('airlock card sign / verify / digest', () => {
   it('refuses a tampered or unsigned card (1) with the reason on stderr', async () => {
     const tampered = JSON.parse(readFileSync(signedPath, 'utf8'));
     tampered.supportedInterfaces[0].url = 'https://evil.example/a2a/travel';
-    const io = capture();
+    const io = captureIO();
     assert.equal(await cardVerifyCommand(write('tampered.json', JSON.stringify(tampered)), { keys: jwks() }, io), 1);
     assert.match(
       io.err,
       /^airlock: no signature verifies: #1 \(kid "[\w-]+"\) does not match the card; #2 .+ does not match the card\n$/,
     );
-    const unsigned = capture();
+    const unsigned = captureIO();
     assert.equal(await cardVerifyCommand(cardPath, { keys: jwks() }, unsigned), 1);
     assert.equal(unsigned.err, 'airlock: the card is not signed\n');
   });
@@ -181,24 +164,24 @@ describe('airlock card sign / verify / digest', () => {
       [signedPath, { keys: [] }, /give at least one --keys file/],
     ];
     for (const [target, options, reason] of cases) {
-      const io = capture();
+      const io = captureIO();
       assert.equal(await cardVerifyCommand(target, options, io), 2, io.err);
       assert.match(io.err, reason);
     }
   });
 
   it('warns when signing a v0.3 card whose own members the signature cannot cover; verify then needs --coverage interfaces', async () => {
-    const io = capture();
+    const io = captureIO();
     assert.equal(await cardSignCommand(v03Path, { key: privateKeyFiles()[0]! }, io), 0);
     assert.match(
       io.err,
       /^airlock: warning: the signature does not cover the card's securitySchemes, securityRequirements/,
     );
     const signed = write('signed-v03.json', io.out);
-    const strict = capture();
+    const strict = captureIO();
     assert.equal(await cardVerifyCommand(signed, { keys: jwks() }, strict), 1);
     assert.match(strict.err, /does not cover the card's securitySchemes, securityRequirements/);
-    const relaxed = capture();
+    const relaxed = captureIO();
     assert.equal(await cardVerifyCommand(signed, { keys: jwks(), coverage: 'interfaces' }, relaxed), 0, relaxed.err);
   });
 
@@ -209,7 +192,7 @@ describe('airlock card sign / verify / digest', () => {
       { key: join(dir, 'nope.jwk') },
       { key: privateKeyFiles()[0]!, jku: 'relative' },
     ]) {
-      const io = capture();
+      const io = captureIO();
       assert.equal(await cardSignCommand(cardPath, options, io), 2, io.err);
       assert.equal(io.out, '');
     }
@@ -217,7 +200,7 @@ describe('airlock card sign / verify / digest', () => {
 
   it('prints the trust digest and the payload digest, or the payload itself', async () => {
     const card = JSON.parse(readFileSync(signedPath, 'utf8'));
-    const io = capture();
+    const io = captureIO();
     assert.equal(await cardDigestCommand(signedPath, {}, io), 0, io.err);
     const payload = canonicalizeAgentCard(card);
     const { createHash } = await import('node:crypto');
@@ -230,13 +213,13 @@ describe('airlock card sign / verify / digest', () => {
         '',
       ].join('\n'),
     );
-    const raw = capture();
+    const raw = captureIO();
     assert.equal(await cardDigestCommand(signedPath, { payload: true }, raw), 0);
     assert.equal(raw.out, `${payload}\n`);
-    const notCard = capture();
+    const notCard = captureIO();
     assert.equal(await cardDigestCommand(write('not-card.json', '{"hello":1}'), {}, notCard), 1);
     assert.match(notCard.err, /not an agent card Airlock can read/);
-    const deep = capture();
+    const deep = captureIO();
     assert.equal(
       await cardDigestCommand(write('deep.json', `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`), {}, deep),
       1,
@@ -253,7 +236,7 @@ describe('airlock card fetch, and verify by URL', () => {
   const versions: (string | undefined)[] = [];
 
   before(async () => {
-    const io = capture();
+    const io = captureIO();
     await cardSignCommand(
       write('to-serve.json', cards.render(agent, '1.0', 'http://127.0.0.1', false).body),
       { key: privateKeyFiles()[0]! },
@@ -279,7 +262,7 @@ describe('airlock card fetch, and verify by URL', () => {
   const env = (): NodeJS.ProcessEnv => ({ AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' });
 
   it('prints the exact bytes, a summary on stderr, and asks as card trust does (a typed URL without the hop header)', async () => {
-    const io = capture(env());
+    const io = captureIO(env());
     assert.equal(await cardFetchCommand(`${base}/.well-known/agent-card.json`, {}, io), 0, io.err);
     assert.equal(io.out, `${signedBody}\n`);
     assert.match(
@@ -292,7 +275,7 @@ describe('airlock card fetch, and verify by URL', () => {
   });
 
   it('verifies the fetched bytes with --keys, or refuses (1) with keys that did not sign it', async () => {
-    const io = capture(env());
+    const io = captureIO(env());
     assert.equal(
       await cardFetchCommand(`${base}/.well-known/agent-card.json`, { keys: join(keysDir, 'jwks.json') }, io),
       0,
@@ -300,8 +283,8 @@ describe('airlock card fetch, and verify by URL', () => {
     );
     assert.match(io.err, /airlock: verified {4}\w+ signature by kid [\w-]{43}\n$/);
     const other = join(dir, 'other-keys');
-    await keysGenerateCommand({ out: other }, capture());
-    const refused = capture(env());
+    await keysGenerateCommand({ out: other }, captureIO());
+    const refused = captureIO(env());
     assert.equal(
       await cardFetchCommand(`${base}/.well-known/agent-card.json`, { keys: join(other, 'jwks.json') }, refused),
       1,
@@ -314,7 +297,7 @@ describe('airlock card fetch, and verify by URL', () => {
       'registry.yaml',
       `agents:\n  - name: travel\n    card_url: ${base}/.well-known/agent-card.json\n    description: Travel.\n    effect: read_only\n`,
     );
-    const io = capture(env());
+    const io = captureIO(env());
     assert.equal(
       await cardFetchCommand('travel', { registry, keys: join(keysDir, 'jwks.json'), version: '0.3' }, io),
       0,
@@ -324,24 +307,24 @@ describe('airlock card fetch, and verify by URL', () => {
     assert.equal(versions.at(-1), '0.3');
     // A registry entry is fetched exactly as the outbound client would fetch it.
     assert.equal(hops.at(-1), '1');
-    const unknown = capture(env());
+    const unknown = captureIO(env());
     assert.equal(await cardFetchCommand('nobody', { registry }, unknown), 2);
     assert.match(unknown.err, /no agent "nobody" in the registry; known: travel/);
-    const badVersion = capture(env());
+    const badVersion = captureIO(env());
     assert.equal(await cardFetchCommand('travel', { registry, version: '2.0' }, badVersion), 2);
   });
 
   it('reports a failed fetch (1) and, for verify by URL, an unreachable card as unable to check (2)', async () => {
-    const io = capture(env());
+    const io = captureIO(env());
     assert.equal(await cardFetchCommand(`${base}/missing`, {}, io), 1);
     assert.match(io.err, /answered HTTP 404/);
-    const verify = capture(env());
+    const verify = captureIO(env());
     assert.equal(
       await cardVerifyCommand(`${base}/.well-known/agent-card.json`, { keys: join(keysDir, 'jwks.json') }, verify),
       0,
       verify.err,
     );
-    const unreachable = capture(env());
+    const unreachable = captureIO(env());
     assert.equal(await cardVerifyCommand(`${base}/missing`, { keys: join(keysDir, 'jwks.json') }, unreachable), 2);
   });
 });

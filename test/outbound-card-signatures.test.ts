@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { checkEntry } from '../src/cli/agents.js';
 import { cardFetchCommand } from '../src/cli/card.js';
-import type { CommandIO } from '../src/cli/registry.js';
+import { captureIO } from './helpers/command-io.js';
 import {
   RegistryError,
   cardTrustEntry,
@@ -279,16 +279,16 @@ describe('outbound calls to an entry with card_keys', () => {
   });
 
   it('airlock card fetch <name> verifies with the entry’s card_keys', async () => {
-    const io = capture({ ...ENV, AIRLOCK_REGISTRY: registryPath });
+    const io = captureIO({ ...ENV, AIRLOCK_REGISTRY: registryPath });
     assert.equal(await cardFetchCommand('signed', {}, io), 0, io.err);
     assert.match(io.err, new RegExp(`^airlock: verified {4}ES256 signature by kid ${key.kid}$`, 'm'));
-    const refused = capture({ ...ENV, AIRLOCK_REGISTRY: registryPath });
+    const refused = captureIO({ ...ENV, AIRLOCK_REGISTRY: registryPath });
     assert.equal(await cardFetchCommand('unsigned', {}, refused), 1);
     assert.match(refused.err, /^airlock: the card is not signed$/m);
-    const tolerated = capture({ ...ENV, AIRLOCK_REGISTRY: registryPath });
+    const tolerated = captureIO({ ...ENV, AIRLOCK_REGISTRY: registryPath });
     assert.equal(await cardFetchCommand('tolerant', {}, tolerated), 0, tolerated.err);
     assert.match(tolerated.err, /^airlock: unsigned {4}accepted: the registry entry does not require a signature$/m);
-    const byUrl = capture({ ...ENV, AIRLOCK_REGISTRY: registryPath });
+    const byUrl = captureIO({ ...ENV, AIRLOCK_REGISTRY: registryPath });
     assert.equal(await cardFetchCommand('by-url', {}, byUrl), 0, byUrl.err);
     assert.match(byUrl.err, /^airlock: verified {4}ES256/m);
   });
@@ -464,20 +464,3 @@ describe('card_keys in the registry', () => {
     assert.equal(readFileSync(join(dir, 'reg', 'jwks.json'), 'utf8').includes('"d"'), false);
   });
 });
-
-interface Captured extends CommandIO {
-  out: string;
-  err: string;
-}
-
-function capture(env: NodeJS.ProcessEnv = {}): Captured {
-  const io: Captured = {
-    out: '',
-    err: '',
-    stdout: (text) => void (io.out += text),
-    stderr: (text) => void (io.err += text),
-    isTTY: false,
-    env,
-  };
-  return io;
-}
