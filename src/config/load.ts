@@ -41,6 +41,7 @@ import {
   type SigningConfig,
 } from './schema.js';
 import { hashToken, resolveToken, type ResolvedToken } from './tokens.js';
+import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
 
 export interface ClientEntry {
@@ -212,9 +213,8 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   };
 }
 
-/** Default retention of every store: 10 000 tasks, 60 minutes idle. */
-export const DEFAULT_MAX_TASKS = 10_000;
-export const DEFAULT_TASK_TTL_MINUTES = 60;
+/** Default retention of every store (the database stores' own defaults): 10 000 tasks, 60 minutes idle. */
+const DEFAULT_TASK_TTL_MINUTES = DEFAULT_TTL_MS / 60_000;
 
 function withRetentionDefaults(store: TaskStoreSpec): AirlockConfig['store'] {
   return {

@@ -31,7 +31,7 @@
 import pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { isTerminalState } from '../../protocol/model.js';
-import type { Task, TaskState } from '../../protocol/model.js';
+import type { Task } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
 import { StoreUnavailableError, TaskStoreInputError } from './errors.js';
 import { migratePostgres, quoteIdentifier } from './migrations/postgres.js';
@@ -45,6 +45,19 @@ import {
   statusFloorMs,
   statusMsOf,
 } from './page-token.js';
+import {
+  checkStorableKeys,
+  filterShapeOf,
+  DEFAULT_MAX_TASKS,
+  DEFAULT_SWEEP_BATCH,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  DEFAULT_TTL_MS,
+  MAX_BATCHES_PER_SWEEP,
+  MAX_ID_BYTES,
+  MAX_OWNER_BYTES,
+  MAX_TIMER_MS,
+  type FilterShape,
+} from './durable.js';
 
 /**
  * Tuning for {@link PostgresTaskStore}. Only `url` is required.
@@ -84,25 +97,11 @@ const DEFAULT_SCHEMA = 'public';
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-const DEFAULT_MAX_TASKS = 10_000;
-const DEFAULT_TTL_MS = 60 * 60_000;
-const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
-const DEFAULT_SWEEP_BATCH = 1_000;
-const MAX_BATCHES_PER_SWEEP = 10;
-const MAX_TIMER_MS = 2_147_483_647;
 /** Idle connections are closed after this, so a quiet replica holds few. */
 const IDLE_TIMEOUT_MS = 30_000;
-/**
- * UTF-8 bytes of an owner key, task id and context id. PostgreSQL refuses a B-tree entry over
- * about 2.7 kB, and the context index holds all three: 1 024 + 640 + 640 leaves room for the rest.
- */
-const MAX_OWNER_BYTES = 1_024;
-const MAX_ID_BYTES = 640;
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 /** bigint's range; a TTL of Infinity makes the expiry bound its minimum. */
 const MIN_BIGINT_SAFE = -Number.MAX_SAFE_INTEGER;
-
-type FilterShape = 'owner' | 'context' | 'state' | 'contextState';
 
 interface ListRow extends QueryResultRow {
   total: string;
@@ -216,7 +215,7 @@ export class PostgresTaskStore implements TaskStore {
    */
   async put(owner: string, task: Task): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
-    checkKeys(owner, task);
+    checkStorableKeys(STORE_NAME, owner, task);
     // Everything is read from the task now: the caller may hand over a new object right after.
     const row: PendingRow = {
       id: task.id,
@@ -349,7 +348,7 @@ export class PostgresTaskStore implements TaskStore {
     ) {
       return { tasks: [], nextPageToken: '', totalSize: 0 };
     }
-    const shape = shapeOf(contextId, status);
+    const shape = filterShapeOf(contextId, status);
     const bound = listBound(after);
     // The parameter order of listSql: owner, [contextId], [state], floor, expiredBefore, boundMs, boundId, limit.
     const values: (string | number)[] = [owner];
@@ -700,11 +699,6 @@ function statementsFor(schema: string): Statements {
   };
 }
 
-function shapeOf(contextId: string | undefined, state: TaskState | undefined): FilterShape {
-  if (contextId === undefined) return state === undefined ? 'owner' : 'state';
-  return state === undefined ? 'context' : 'contextState';
-}
-
 /**
  * The page and its `totalSize` in one statement. The page is a keyset query below the bound
  * (status_ts, id): a range on status_ts (the index seek) plus a filter for ties at the bound.
@@ -731,19 +725,6 @@ function listSql(tasks: string, shape: FilterShape): string {
     SELECT (SELECT count(*) FROM ${tasks} WHERE ${where}) AS total, page.id, page.status_ts, page.body
     FROM (VALUES (1)) AS one (x) LEFT JOIN page ON true
     ORDER BY page.status_ts DESC, page.id DESC`;
-}
-
-function checkKeys(owner: string, task: Task): void {
-  if (
-    !isStorableKey(owner, MAX_OWNER_BYTES) ||
-    !isStorableKey(task.id, MAX_ID_BYTES) ||
-    !isStorableKey(task.contextId, MAX_ID_BYTES)
-  ) {
-    throw new TaskStoreInputError(
-      'unstorable_key',
-      `${STORE_NAME}: owner, task id and context id must be text without NUL or lone surrogates, at most ${MAX_OWNER_BYTES}, ${MAX_ID_BYTES} and ${MAX_ID_BYTES} bytes`,
-    );
-  }
 }
 
 /** Node socket errors that mean the server cannot be reached. */

@@ -35,7 +35,7 @@ import { openSync, closeSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { isTerminalState } from '../../protocol/model.js';
-import type { Task, TaskState } from '../../protocol/model.js';
+import type { Task } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
 import { StoreUnavailableError, TaskStoreInputError } from './errors.js';
 import { migrateSqlite } from './migrations/sqlite.js';
@@ -49,6 +49,19 @@ import {
   statusFloorMs,
   statusMsOf,
 } from './page-token.js';
+import {
+  checkStorableKeys,
+  filterShapeOf,
+  DEFAULT_MAX_TASKS,
+  DEFAULT_SWEEP_BATCH,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  DEFAULT_TTL_MS,
+  MAX_BATCHES_PER_SWEEP,
+  MAX_ID_BYTES,
+  MAX_OWNER_BYTES,
+  MAX_TIMER_MS,
+  type FilterShape,
+} from './durable.js';
 
 /**
  * Tuning for {@link SqliteTaskStore}. Only `path` is required.
@@ -80,23 +93,9 @@ export interface SqliteTaskStoreOptions {
 }
 
 const STORE_NAME = 'SqliteTaskStore';
-const DEFAULT_MAX_TASKS = 10_000;
-const DEFAULT_TTL_MS = 60 * 60_000;
-const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
-const DEFAULT_SWEEP_BATCH = 1_000;
 const DEFAULT_BUSY_TIMEOUT_MS = 1_000;
-/** Batches one sweep run deletes at most, each on its own turn of the event loop. */
-const MAX_BATCHES_PER_SWEEP = 10;
-/** The largest delay `setInterval` honours; longer ones silently become 1 ms. */
-const MAX_TIMER_MS = 2_147_483_647;
-/** UTF-8 bytes of an owner key, task id or context id (the same bounds as the PostgreSQL store). */
-const MAX_OWNER_BYTES = 1_024;
-const MAX_ID_BYTES = 640;
 /** Cap on the WAL file left behind after a checkpoint. */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
-
-/** Which filters a list query has: each combination has its own prepared statements and index. */
-type FilterShape = 'owner' | 'context' | 'state' | 'contextState';
 
 interface PageRow {
   id: string;
@@ -240,7 +239,7 @@ export class SqliteTaskStore implements TaskStore {
    */
   async put(owner: string, task: Task): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
-    checkKeys(owner, task);
+    checkStorableKeys(STORE_NAME, owner, task);
     const params = this.upsertParams(owner, task, this.clock(), statusMs);
     // Group commit: the puts of one event-loop turn share one transaction, so one fsync (with
     // synchronous=FULL) makes them all durable. Each caller still hears only once its own row
@@ -320,7 +319,7 @@ export class SqliteTaskStore implements TaskStore {
     ) {
       return { tasks: [], nextPageToken: '', totalSize: 0 };
     }
-    const shape = shapeOf(contextId, status);
+    const shape = filterShapeOf(contextId, status);
     const filters: Record<string, string | number> = {
       owner,
       floor: statusFloorMs(query.statusTimestampAfter),
@@ -399,7 +398,7 @@ export class SqliteTaskStore implements TaskStore {
         const replacement = settle(task, row.owner);
         if (replacement.id !== task.id) throw new Error(`${STORE_NAME}: failRunning's settle must keep the task id`);
         statusMsOf(replacement, STORE_NAME);
-        checkKeys(row.owner, replacement);
+        checkStorableKeys(STORE_NAME, row.owner, replacement);
         return { owner: row.owner, task: replacement };
       });
       guard(() =>
@@ -517,11 +516,6 @@ const INDEX_FOR: Record<FilterShape, string> = {
   contextState: 'tasks_owner_context_list',
 };
 
-function shapeOf(contextId: string | undefined, state: TaskState | undefined): FilterShape {
-  if (contextId === undefined) return state === undefined ? 'owner' : 'state';
-  return state === undefined ? 'context' : 'contextState';
-}
-
 /**
  * The page and count statements of one filter combination. The page is a keyset query below
  * the bound (status_ts, id), written as a range on status_ts plus a tie filter, which SQLite
@@ -568,19 +562,6 @@ function openDatabase(path: string, synchronous: 'full' | 'normal', busyTimeoutM
     throw error;
   }
   return db;
-}
-
-function checkKeys(owner: string, task: Task): void {
-  if (
-    !isStorableKey(owner, MAX_OWNER_BYTES) ||
-    !isStorableKey(task.id, MAX_ID_BYTES) ||
-    !isStorableKey(task.contextId, MAX_ID_BYTES)
-  ) {
-    throw new TaskStoreInputError(
-      'unstorable_key',
-      `${STORE_NAME}: owner, task id and context id must be text without NUL or lone surrogates, at most ${MAX_OWNER_BYTES}, ${MAX_ID_BYTES} and ${MAX_ID_BYTES} bytes`,
-    );
-  }
 }
 
 /** SQLite result codes that mean "not now" rather than "never": locked, busy, out of disk, I/O. */
