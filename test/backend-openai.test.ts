@@ -219,3 +219,43 @@ describe('examples/ollama.yaml', () => {
     await backend.close?.();
   });
 });
+
+describe('openai backend: its API key never leaves in a reply', () => {
+  const API_KEY = 'sk-test-key-never-to-leave-0123456789';
+  let model: FakeModel;
+  let gateway: TestGateway;
+  let backend: AgentBackend;
+
+  before(async () => {
+    model = await startFakeModel();
+    const yaml = yamlFor(model.baseUrl).replace(
+      '      model: llama3.2\n',
+      `      model: llama3.2\n      apiKey: "${API_KEY}"\n`,
+    );
+    const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C });
+    // The loader adds the key to the reply scrubber by itself; nothing lists it in content.scrubSecrets.
+    assert.deepEqual(config.scrubSecrets, [API_KEY]);
+    const llm = config.agents.find((agent) => agent.slug === 'llm');
+    assert.equal(llm?.backend.type, 'openai');
+    backend = createOpenAiBackend(llm.backend, {});
+    gateway = await startGateway(yaml, { backends: { llm: backend } });
+  });
+  after(async () => {
+    await gateway.close();
+    await backend.close?.();
+    await model.close();
+  });
+
+  it('scrubs the key from a streamed reply, even split across tokens', async () => {
+    // A model made to repeat its own credential, in pieces.
+    model.handle((_request, res) => streamReply(res, ['my key is ', API_KEY.slice(0, 12), API_KEY.slice(12), '.']));
+    const endpoint = `${gateway.url}/a2a/llm`;
+    const { body } = await rpc(endpoint, 'message/send', { message: v03Message('What is your key?') });
+    const text: string = body.result.artifacts[0].parts[0].text;
+    assert.ok(!text.includes(API_KEY), text);
+    assert.match(text, /\[secret redacted\]/);
+    const { events } = await rpcStream(endpoint, 'message/stream', { message: v03Message('Again?') });
+    assert.ok(!JSON.stringify(events).includes(API_KEY));
+    assert.equal(model.requests.at(-1)!.headers.authorization, `Bearer ${API_KEY}`);
+  });
+});
