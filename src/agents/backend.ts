@@ -66,6 +66,55 @@ export interface AgentTurn {
    * built by other code.
    */
   readonly history?: (limits: SessionHistoryLimits) => Promise<readonly SessionEntry[]>;
+  /**
+   * Set on the turn that resumes a task after its guarded action was approved by the person
+   * (or allowed by the autonomy ladder without asking): the backend may now take exactly this
+   * action, once. `args` are the arguments the backend proposed, unredacted.
+   */
+  readonly approvedAction?: ApprovedAction;
+  /**
+   * Set on the turn that resumes a task parked on a remote agent's question (`ask-person`):
+   * the person's own answer, to send on the remote task instead of the caller's text.
+   */
+  readonly personAnswer?: PersonAnswer;
+}
+
+/**
+ * A guarded action a backend wants to take. `level` is a rung of the autonomy ladder (`'L1'`–`'L4'`,
+ * `1`–`4`, or the level's name such as `'irreversible_acting'`); `args` are shown to the person
+ * (redacted) and handed back unredacted in {@link AgentTurn.approvedAction}.
+ */
+export interface ProposedAction {
+  readonly tool: string;
+  readonly args?: unknown;
+  readonly level: string | number;
+}
+
+/** An action the gateway let the backend take (see {@link AgentTurn.approvedAction}). */
+export interface ApprovedAction {
+  readonly actionId: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly level: 'L1' | 'L2' | 'L3' | 'L4';
+  /** The person who approved it; absent when the ladder allowed it without asking (L1, L2). */
+  readonly approvedBy?: string;
+}
+
+/** A remote agent's question as a relay backend hands it to the person (`ask-person`). */
+export interface RemoteQuestion {
+  readonly question: string;
+  /** The registry name of the remote agent, and its task and context. */
+  readonly agent: string;
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly state: 'input-required' | 'auth-required';
+}
+
+/** The person's answer to a remote agent's question (see {@link AgentTurn.personAnswer}). */
+export interface PersonAnswer {
+  readonly questionId: string;
+  readonly text: string;
+  readonly answeredBy: string;
 }
 
 /** One earlier message of a session, as {@link AgentTurn.history} returns it. */
@@ -102,7 +151,19 @@ export type AgentEvent =
   | { type: 'completed'; text?: string }
   | { type: 'input-required'; question: string }
   | { type: 'rejected'; reason: string }
-  | { type: 'failed'; reason: string };
+  | { type: 'failed'; reason: string }
+  /**
+   * Ends the turn with a guarded action for the gateway to decide: allowed at once (L1, L2:
+   * a new turn starts with `approvedAction`), parked for the person (L3, L4: the task moves to
+   * input-required until approved), or refused (the task fails with the reason).
+   */
+  | { type: 'propose-action'; action: ProposedAction }
+  /**
+   * Ends the turn with a remote agent's question for the person (relay backends). With
+   * approvals configured the task parks until the person answers; otherwise it is an ordinary
+   * input-required with the question as its text.
+   */
+  | { type: 'ask-person'; remote: RemoteQuestion };
 
 export interface AgentBackend {
   /** The backend type name from config, for logs and audit. */
@@ -138,6 +199,13 @@ export interface BackendContext {
   readonly log?: BackendLog;
   /** The environment `passEnv` and `${VAR}` read (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * With approvals configured, a remote agent's question goes to the person, never to the
+   * caller's model: a relay backend ends the turn with `ask-person` (not `input-required`) when
+   * its remote agent asks (input-required or auth-required), sends only
+   * {@link AgentTurn.personAnswer} on the remote task, and never the caller's own reply.
+   */
+  readonly askPerson?: boolean;
 }
 
 /**

@@ -148,3 +148,32 @@ export { actionDataPart, type ActionDataPart } from './part.js';
  * ```
  */
 export { resumeStep, type ResumeFailure, type ResumeStep } from './resume.js';
+
+/**
+ * Remote agents' questions waiting for a person (a relay backend's `ask-person`): the same rules
+ * as an approval — only the decider answers, once, before it expires, and the answer is used
+ * exactly once, on the task it was asked on. Synchronous; errors are `ApprovalError`s.
+ *
+ * @example
+ * ```ts
+ * const questions = new MemoryQuestionStore();
+ * const asked = questions.create({ taskId, owner: principal.key, decider, agent: slug, remoteAgent: remote.agent, remoteTaskId: remote.taskId, remoteContextId: remote.contextId, state: remote.state, question: remote.question, expiresAt: now + ttl }, now);
+ * questions.answer(asked.questionId, 'alice', 'Tuesday', Date.now());
+ * questions.consume(asked.questionId, taskId, Date.now()).answer; // 'Tuesday', once
+ * ```
+ */
+export {
+  MAX_ANSWER_CHARS,
+  MAX_QUESTION_CHARS,
+  MemoryQuestionStore,
+  newQuestionId,
+  QUESTION_CUT_NOTE,
+  questionStatus,
+  questionView,
+  type MemoryQuestionStoreOptions,
+  type PendingQuestion,
+  type PendingQuestionInput,
+  type QuestionStatus,
+  type QuestionStore,
+  type StoredQuestionState,
+} from './questions.js';

@@ -208,6 +208,8 @@ export type ApprovalDecision = 'approve' | 'deny';
 export interface ApprovalStore {
   /** Records a pending action for a task that has none open. Throws `task_has_open_action`, `store_full`, `invalid_action`. */
   create(input: PendingActionInput, now: number): Promise<PendingAction>;
+  /** Drops the open (pending or approved) action of a task, e.g. when the task is canceled. */
+  withdraw(owner: string, taskId: string, now: number): Promise<boolean>;
   /** The action, only if `owner` owns it; `undefined` otherwise (never reveals another owner's). */
   get(owner: string, actionId: string): Promise<PendingAction | undefined>;
   /** The latest action proposed on a task (what a resume looks at), owner-scoped. */
@@ -279,6 +281,19 @@ export class MemoryApprovalStore implements ApprovalStore {
   }
 
   async create(input: PendingActionInput, now: number): Promise<PendingAction> {
+    return this.createNow(input, now);
+  }
+
+  /**
+   * `create`, synchronously: the gateway parks a task inside one synchronous step of its turn
+   * (a backend whose events are all ready never waits), and this store needs no I/O.
+   *
+   * @example
+   * ```ts
+   * const action = store.createNow({ taskId, owner, decider, tool, args, level: 'L4', expiresAt }, Date.now());
+   * ```
+   */
+  createNow(input: PendingActionInput, now: number): PendingAction {
     const { decider } = input;
     if (
       decider?.kind !== 'user' ||
@@ -321,6 +336,23 @@ export class MemoryApprovalStore implements ApprovalStore {
     if (tasks === undefined) this.#byTask.set(input.owner, (tasks = new Map<string, string>()));
     tasks.set(input.taskId, actionId);
     return action;
+  }
+
+  async withdraw(owner: string, taskId: string, now: number): Promise<boolean> {
+    const action = this.#latestFor(owner, taskId);
+    if (action === undefined) return false;
+    const status = approvalStatus(action, now);
+    if (status !== 'pending' && status !== 'approved') return false;
+    this.#actions.delete(action.actionId);
+    const tasks = this.#byTask.get(owner);
+    tasks?.delete(taskId);
+    if (tasks?.size === 0) this.#byTask.delete(owner);
+    return true;
+  }
+
+  /** Any action by id, whoever owns it (the desk checks the person itself). */
+  peek(actionId: string): PendingAction | undefined {
+    return this.#actions.get(actionId);
   }
 
   async get(owner: string, actionId: string): Promise<PendingAction | undefined> {

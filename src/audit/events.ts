@@ -43,7 +43,34 @@ export function auditTime(date: Date = new Date()): AuditTime {
 }
 
 /** Why a task failed: a generic code, never the backend's error text. */
-const FAILED_REASONS = ['agent_failed', 'agent_timeout', 'internal_error', 'shutdown', 'gateway_restart'] as const;
+const FAILED_REASONS = [
+  'agent_failed',
+  'agent_timeout',
+  'internal_error',
+  'shutdown',
+  'gateway_restart',
+  'action_refused',
+  'action_denied',
+  'action_expired',
+] as const;
+/** Why a guarded action was refused before any person saw it. */
+const PROPOSAL_REFUSED_REASONS = [
+  'level_above_agent_max',
+  'service_principal_capped',
+  'no_decider',
+  'invalid_proposal',
+  'approvals_off',
+  'store_full',
+] as const;
+/** Why a person's decision (or answer) was not taken: the ApprovalError code. */
+const DECISION_REFUSED_REASONS = [
+  'not_found',
+  'not_decider',
+  'already_decided',
+  'expired',
+  'invalid_action',
+  'already_consumed',
+] as const;
 const CANCELED_REASONS = ['canceled_by_client', 'agent_timeout', 'task_expired', 'shutdown'] as const;
 const REJECTED_REASONS = [
   'agent_rejected',
@@ -120,6 +147,60 @@ export const AUDIT_EVENT_SPEC = {
     required: ['client', 'agent', 'taskId', 'contextId', 'outputChars'],
     optional: ['principalKind', 'inputChars'],
   },
+  'a2a.approval.requested': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'actionId', 'tool', 'level', 'user'],
+    optional: ['principalKind', 'contextId'],
+  },
+  'a2a.approval.refused': {
+    outcomes: ['denied'],
+    reasons: PROPOSAL_REFUSED_REASONS,
+    required: ['client', 'agent', 'taskId', 'reason'],
+    optional: ['principalKind', 'contextId', 'tool', 'level'],
+  },
+  'a2a.approval.decided': {
+    outcomes: ['ok', 'denied'],
+    reasons: ['approved', 'denied'],
+    required: ['user', 'actionId', 'taskId', 'agent', 'reason'],
+    optional: ['client', 'tool', 'level', 'remote'],
+  },
+  'a2a.approval.decision_refused': {
+    outcomes: ['denied'],
+    reasons: DECISION_REFUSED_REASONS,
+    required: ['user', 'reason'],
+    optional: ['actionId', 'taskId', 'agent', 'remote'],
+  },
+  'a2a.approval.consumed': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'actionId'],
+    optional: ['principalKind', 'contextId', 'user', 'tool', 'level'],
+  },
+  'a2a.approval.reparked': {
+    outcomes: ['denied'],
+    reasons: ['not_decided'],
+    required: ['client', 'agent', 'taskId', 'actionId', 'reason'],
+    optional: ['principalKind', 'contextId'],
+  },
+  'a2a.question.asked': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'actionId', 'user'],
+    optional: ['principalKind', 'contextId', 'state'],
+  },
+  'a2a.question.answered': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['user', 'actionId', 'taskId', 'agent'],
+    optional: ['remote'],
+  },
+  'a2a.question.consumed': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['client', 'agent', 'taskId', 'actionId'],
+    optional: ['principalKind', 'contextId', 'user'],
+  },
   'a2a.server.auth_failed': {
     outcomes: ['denied'],
     reasons: AUTH_FAILED_REASONS,
@@ -186,7 +267,11 @@ type AuditField =
   | 'reason'
   | 'remote'
   | 'counts'
-  | 'state';
+  | 'state'
+  | 'actionId'
+  | 'tool'
+  | 'level'
+  | 'user';
 
 interface FieldTypes<T extends AuditEventType> {
   /** The configured client id (or a token's client id): who called. */
@@ -206,6 +291,14 @@ interface FieldTypes<T extends AuditEventType> {
   counts: AuditCounts;
   /** Outbound: the remote task's state. */
   state: TaskState;
+  /** A pending action's (or a remote question's) id. */
+  actionId: string;
+  /** The tool a guarded action names. */
+  tool: string;
+  /** The action's autonomy level. */
+  level: 'L1' | 'L2' | 'L3' | 'L4';
+  /** The person who decides (or decided): `person:<id>` or `jwt:<sub>`. */
+  user: string;
 }
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
@@ -358,6 +451,9 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
     case 'agent':
     case 'taskId':
     case 'contextId':
+    case 'actionId':
+    case 'tool':
+    case 'user':
       if (typeof value !== 'string' || !ID.test(value)) {
         throw new AuditUnsafeEventError(key, 'must be 1..256 printable ASCII characters without spaces');
       }
@@ -381,6 +477,11 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
       return;
     case 'state':
       if (!STATES.includes(value as string)) throw new AuditUnsafeEventError(key, 'not a task state');
+      return;
+    case 'level':
+      if (value !== 'L1' && value !== 'L2' && value !== 'L3' && value !== 'L4') {
+        throw new AuditUnsafeEventError(key, 'must be L1, L2, L3 or L4');
+      }
       return;
     case 'counts': {
       if (typeof value !== 'object' || value === null) throw new AuditUnsafeEventError(key, 'must be an object');

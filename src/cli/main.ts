@@ -8,6 +8,7 @@ import { ConfigError } from '../config/errors.js';
 import { generateToken } from '../config/tokens.js';
 import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
 import { agentsCommand } from './agents.js';
+import { approvalsDecideCommand, approvalsListCommand } from './approvals.js';
 import { auditVerifyCommand } from './audit.js';
 import { dbMigrateCommand } from './db.js';
 import { call } from './call.js';
@@ -150,6 +151,33 @@ program
   .action(async (file) => {
     process.exitCode = await auditVerifyCommand(file);
   });
+
+const approvals = program
+  .command('approvals')
+  .description('decide guarded actions as yourself; your person token or JWT from AIRLOCK_PERSON_TOKEN');
+approvals
+  .command('list')
+  .description('the actions waiting for your decision')
+  .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
+  .option('--json', 'print the views as JSON')
+  .action(async (options) => {
+    process.exitCode = await approvalsListCommand({
+      ...(options.url !== undefined && { url: options.url }),
+      ...(options.json === true && { json: true }),
+    });
+  });
+for (const decision of ['approve', 'deny'] as const) {
+  approvals
+    .command(decision)
+    .description(`${decision} one action (its id from \`airlock approvals list\`)`)
+    .argument('<actionId>', 'the action id')
+    .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
+    .action(async (actionId, options) => {
+      process.exitCode = await approvalsDecideCommand(decision, actionId, {
+        ...(options.url !== undefined && { url: options.url }),
+      });
+    });
+}
 
 const db = program.command('db').description('task store database tools');
 db.command('migrate')

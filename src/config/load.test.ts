@@ -88,4 +88,34 @@ describe('parseConfig', () => {
     const second = parseConfig(yaml, {});
     assert.deepEqual(second.clients[0]?.tokenDigest, first.clients[0]?.tokenDigest);
   });
+
+  it('approvals: owners and acting levels need the section; people need their own tokens; owners must exist', () => {
+    const client = (extra: string): string =>
+      `${AGENT}clients:\n  - { id: bot, token: "${LONG}", agents: [a]${extra} }\n`;
+    refuses(client(', owner: alice'), /clients\[0\]\.owner.*approvals section/);
+    refuses(
+      AGENT.replace('backend: { type: echo } }', 'backend: { type: echo }, actions: { maxLevel: L3 } }'),
+      /agents\[0\]\.actions\.maxLevel.*approvals section/,
+    );
+    refuses(`${client(', owner: alice')}approvals: { people: [] }\n`, /clients\[0\]\.owner.*no person.*alice/);
+    refuses(
+      `${client('')}approvals: { people: [{ id: alice, token: "${LONG}" }] }\n`,
+      /approvals\.people\[0\]\.token.*client's token/,
+    );
+    refuses(
+      `${client('')}approvals: { people: [{ id: alice, token: "${'y'.repeat(40)}" }, { id: bob, token: "${'y'.repeat(40)}" }] }\n`,
+      /approvals\.people\[1\]\.token.*share a token/,
+    );
+    refuses(`${client('')}approvals: { serviceMaxLevel: L3 }\n`, /approvals\.serviceMaxLevel/);
+    const config = parseConfig(
+      `${client(', owner: alice')}approvals: { ttlMinutes: 5, console: true, people: [{ id: alice, token: "${'z'.repeat(40)}" }] }\n`,
+      {},
+    );
+    assert.equal(config.approvals?.ttlMs, 300_000);
+    assert.equal(config.approvals?.console, true);
+    assert.equal(config.approvals?.serviceMaxLevel, 'L2');
+    assert.equal(config.clients[0]?.owner, 'alice');
+    assert.equal(config.approvals?.people[0]?.id, 'alice');
+    assert.ok(!JSON.stringify(config.approvals).includes('z'.repeat(40)), 'only the digest is kept');
+  });
 });

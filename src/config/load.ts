@@ -50,6 +50,24 @@ export interface ClientEntry {
   tokenDigest: Buffer;
   agents: ReadonlySet<string>;
   tokenOrigin: ResolvedToken['origin'];
+  /** The person who decides this client's guarded actions (`approvals.people` id). */
+  owner?: string;
+}
+
+/** A person who signs in to decide guarded actions (`approvals.people`). */
+export interface PersonEntry {
+  id: string;
+  /** SHA-256 of the person's own token. */
+  tokenDigest: Buffer;
+}
+
+/** Human approvals as loaded (`approvals`); absent when the section is not in the config. */
+export interface ApprovalsSettings {
+  ttlMs: number;
+  serviceMaxLevel: 'L1' | 'L2';
+  maxPending: number;
+  console: boolean;
+  people: PersonEntry[];
 }
 
 export interface AirlockConfig {
@@ -87,6 +105,8 @@ export interface AirlockConfig {
   upstreams?: { registry: string; pins: string };
   /** Card signing, when configured: its keys are read and checked at load. */
   signing?: SigningSettings;
+  /** Human approvals of guarded actions, when configured. */
+  approvals?: ApprovalsSettings;
   agents: AgentConfig[];
   clients: ClientEntry[];
 }
@@ -181,6 +201,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   checkUpstreams(raw);
   checkTrustedProxies(server.trustedProxies);
   const clients = resolveClients(raw, env);
+  const approvals = resolveApprovals(raw, clients, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
   const signing = raw.signing === undefined ? undefined : loadSigning(raw.signing, server.publicUrl);
   return {
@@ -208,6 +229,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     audit,
     ...(raw.upstreams !== undefined && { upstreams: raw.upstreams }),
     ...(signing !== undefined && { signing }),
+    ...(approvals !== undefined && { approvals }),
     agents: raw.agents,
     clients,
   };
@@ -548,6 +570,67 @@ function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv): ClientEntry[] {
       throw new ConfigError(`${key}.token`, `clients "${other}" and "${client.id}" share a token; give each its own`);
     }
     digests.set(hex, client.id);
-    return { id: client.id, tokenDigest: digest, agents: new Set(client.agents), tokenOrigin: token.origin };
+    return {
+      id: client.id,
+      tokenDigest: digest,
+      agents: new Set(client.agents),
+      tokenOrigin: token.origin,
+      ...(client.owner !== undefined && { owner: client.owner }),
+    };
   });
+}
+
+/**
+ * The approvals section: people's tokens hashed (each distinct from every client token, so no
+ * caller can decide and no person can call), and every client owner a configured person.
+ */
+function resolveApprovals(
+  raw: RawConfig,
+  clients: readonly ClientEntry[],
+  env: NodeJS.ProcessEnv,
+): ApprovalsSettings | undefined {
+  const section = raw.approvals;
+  if (section === undefined) {
+    const owned = raw.clients.findIndex((client) => client.owner !== undefined);
+    if (owned !== -1) {
+      throw new ConfigError(`clients[${owned}].owner`, 'an owner decides guarded actions: add an approvals section');
+    }
+    const acting = raw.agents.findIndex((agent) => agent.actions !== undefined && agent.actions.maxLevel >= 'L3');
+    if (acting !== -1) {
+      throw new ConfigError(
+        `agents[${acting}].actions.maxLevel`,
+        'acting levels (L3, L4) need a person to approve each action: add an approvals section',
+      );
+    }
+    return undefined;
+  }
+  const clientDigests = new Set(clients.map((client) => client.tokenDigest.toString('hex')));
+  const ids = new Set<string>();
+  const digests = new Set<string>();
+  const people = section.people.map((person, index) => {
+    const key = `approvals.people[${index}]`;
+    if (ids.has(person.id)) throw new ConfigError(`${key}.id`, `"${person.id}" is used twice`);
+    ids.add(person.id);
+    const token = resolveToken(person.token, env, `${key}.token`);
+    const digest = hashToken(token.value);
+    const hex = digest.toString('hex');
+    if (clientDigests.has(hex)) {
+      throw new ConfigError(`${key}.token`, `person "${person.id}" uses a client's token; a person needs their own`);
+    }
+    if (digests.has(hex)) throw new ConfigError(`${key}.token`, `two people share a token; give each their own`);
+    digests.add(hex);
+    return { id: person.id, tokenDigest: digest };
+  });
+  raw.clients.forEach((client, index) => {
+    if (client.owner !== undefined && !ids.has(client.owner)) {
+      throw new ConfigError(`clients[${index}].owner`, `no person in approvals.people has id "${client.owner}"`);
+    }
+  });
+  return {
+    ttlMs: Math.round(section.ttlMinutes * 60_000),
+    serviceMaxLevel: section.serviceMaxLevel,
+    maxPending: section.maxPending,
+    console: section.console,
+    people,
+  };
 }

@@ -140,6 +140,9 @@ const Backend = Type.Union([
   UpstreamBackend,
 ]);
 
+/** A rung of the autonomy ladder (src/approvals/ladder.ts): L1, L2 read-only; L3, L4 acting. */
+const AutonomyLevel = Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3'), Type.Literal('L4')]);
+
 const Agent = Type.Object(
   {
     slug: Slug,
@@ -181,6 +184,11 @@ const Agent = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /**
+     * Guarded actions this agent's backend may propose: up to `maxLevel` (default L2, read-only).
+     * L3 and L4 need `approvals` and a person to approve each one.
+     */
+    actions: Type.Optional(Type.Object({ maxLevel: AutonomyLevel }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -203,6 +211,38 @@ const Client = Type.Object(
     id: Identifier,
     token: TokenSource,
     agents: Type.Array(Slug, { minItems: 1, maxItems: 1000 }),
+    /**
+     * The person who decides this client's guarded actions (an `approvals.people` id). Without
+     * an owner, an action proposed on this client's task is refused: nobody could approve it.
+     */
+    owner: Type.Optional(Identifier),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Human approvals of guarded actions. Off unless this section is present: without it, any
+ * acting proposal (L3, L4) fails its task.
+ */
+const Approvals = Type.Object(
+  {
+    /** How long a proposed action waits for its decision (and an approval for its use). */
+    ttlMinutes: Type.Number({ exclusiveMinimum: 0, maximum: 10_080, default: 30 }),
+    /** Cap for service principals; clamped to L2 (a service has nobody to approve for it). */
+    serviceMaxLevel: Type.Union([Type.Literal('L1'), Type.Literal('L2')], { default: 'L2' }),
+    /** Most actions awaiting a decision at once, all principals together. */
+    maxPending: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+    /** Serve the web console at /console (sign-in with the person's own token or JWT). */
+    console: Type.Boolean({ default: false }),
+    /**
+     * People who decide for token clients (`clients[].owner`), each with their own token.
+     * A person's token is never a client token: it cannot call agents, and no client token
+     * can decide. People behind JWT principals sign in with their own JWT instead.
+     */
+    people: Type.Array(Type.Object({ id: Identifier, token: TokenSource }, { additionalProperties: false }), {
+      default: [],
+      maxItems: 10_000,
+    }),
   },
   { additionalProperties: false },
 );
@@ -410,6 +450,7 @@ export const ConfigSchema = Type.Object(
     content: Type.Optional(Content),
     audit: Type.Optional(Audit),
     signing: Type.Optional(Signing),
+    approvals: Type.Optional(Approvals),
     /** Where `a2a` backends find their upstream agents: an outbound registry file (docs/OUTBOUND.md). */
     upstreams: Type.Optional(
       Type.Object(
@@ -441,6 +482,7 @@ export type LimitsConfig = Static<typeof Limits>;
 export type JwtConfig = Static<typeof Jwt>;
 export type AuditConfig = Static<typeof Audit>;
 export type SigningConfig = Static<typeof Signing>;
+export type ApprovalsConfig = Static<typeof Approvals>;
 export type ScrubSecretConfig = Static<typeof ScrubSecret>;
 export const ServerSchema = Server;
 export const LimitsSchema = Limits;

@@ -61,6 +61,8 @@ export async function prepareBackends(
     const context: BackendLoadContext = {
       agent: agent.slug,
       log: backendLog(options.logger, agent.slug),
+      // With approvals on, a remote agent's question goes to the person, never to the caller.
+      ...(config.approvals !== undefined && { askPerson: true }),
       ...(options.env !== undefined && { env: options.env }),
       ...(options.upstream !== undefined && { upstream: options.upstream }),
     };

@@ -16,6 +16,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBackend } from '../agents/registry.js';
+import { ApprovalService } from '../approvals/gate.js';
+import type { AutonomyLevel } from '../approvals/ladder.js';
+import { createApprovalRoutes, type ApprovalRoutes } from './approvals/routes.js';
+import { PersonAuthenticator, personUserId } from './auth/persons.js';
 import { backendLog } from './backends.js';
 import type { AgentBackend } from '../agents/backend.js';
 import type { AirlockConfig } from '../config/load.js';
@@ -30,7 +34,7 @@ import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import { HOP_HEADER } from '../protocol/headers.js';
-import { CapacityError } from '../tasks/policy.js';
+import { CapacityError, type TaskObserver } from '../tasks/policy.js';
 import { Authenticator, type AuthOutcome, type Principal } from './auth/index.js';
 import {
   AuthFailureLimiter,
@@ -128,8 +132,45 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const store: TaskStore =
     options.store ??
     new MemoryTaskStore({ maxTasks: config.store.maxTasks, taskTtlMs: config.store.taskTtlMinutes * 60_000 });
-  const audit = new InboundAudit(options.auditSink ?? openAuditSinks(config.audit), logger);
-  const observe = audit.taskObserver();
+  const configuredSink = options.auditSink ?? openAuditSinks(config.audit);
+  const approvalSettings = config.approvals;
+  // With approvals on, the console's audit tail sees every row too (the person's own ones only).
+  const audit = new InboundAudit(
+    approvalSettings === undefined
+      ? configuredSink
+      : {
+          write: (event) => {
+            configuredSink?.write(event);
+            approvals.observeAuditRow(event);
+          },
+          close: () => configuredSink?.close(),
+        },
+    logger,
+  );
+  const approvals = new ApprovalService({
+    ...(approvalSettings !== undefined && { settings: approvalSettings }),
+    agentMaxLevels: new Map<string, AutonomyLevel>(
+      config.agents.flatMap((agent) =>
+        agent.actions === undefined ? [] : [[agent.slug, agent.actions.maxLevel] as const],
+      ),
+    ),
+    clientOwners: new Map(
+      config.clients.flatMap((client) =>
+        client.owner === undefined ? [] : [[client.id, personUserId('token', client.owner)] as const],
+      ),
+    ),
+    secrets: config.scrubSecrets,
+    audit: (event, required) => audit.record(event, required),
+    baseUrl: () => config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${port}`,
+  });
+  const auditObserver = audit.taskObserver();
+  const observe: TaskObserver | undefined =
+    approvalSettings === undefined || auditObserver === undefined
+      ? auditObserver
+      : (event) => {
+          auditObserver(event);
+          approvals.observeTask(event);
+        };
   const { bus, sharedLimits } = options;
   const service = new TaskService({
     store,
@@ -141,6 +182,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     }),
     ...(observe !== undefined && { observe }),
     ...(bus !== undefined && { bus }),
+    gate: approvals,
   });
   const trustedProxies = parseTrustedProxies(config.server.trustedProxies);
   const { allowNonLoopback, publicCard, rest } = config.server;
@@ -149,6 +191,20 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const authFailures: AuthFailureLockout =
     sharedLimits?.authFailures ?? new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
   const cards = new CardCache(config);
+  const approvalRoutes: ApprovalRoutes | undefined =
+    approvalSettings === undefined
+      ? undefined
+      : createApprovalRoutes({
+          desk: approvals,
+          persons: new PersonAuthenticator(approvalSettings.people, auth.jwtVerifier()),
+          console: approvalSettings.console,
+          secureCookies: config.server.publicUrl?.startsWith('https:') === true,
+          authFailures,
+          onAuthFailed: (reason, remote) => audit.authFailed(reason, undefined, remote),
+          logger,
+          maxBodyBytes: Math.min(config.server.maxBodyBytes, 64 * 1024),
+          bodyTimeoutMs: config.server.bodyTimeoutMs,
+        });
   const openApiDocuments = new Map<string, string>();
   const unauthenticatedMessage = config.server.apiKeyHeader
     ? 'Authentication required: send Authorization: Bearer <token> or X-API-Key: <token>'
@@ -170,7 +226,11 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     });
   }
   function ownBackend(slug: string, backendConfig: AgentConfig['backend']): AgentBackend {
-    const backend = createBackend(backendConfig, { agent: slug, log: backendLog(logger, slug) });
+    const backend = createBackend(backendConfig, {
+      agent: slug,
+      log: backendLog(logger, slug),
+      ...(config.approvals !== undefined && { askPerson: true }),
+    });
     ownBackends.push(backend);
     return backend;
   }
@@ -245,6 +305,15 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       return publicly(req, res, agent, caller, () => serveJwks(req, res));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (approvalRoutes !== undefined && (path.startsWith('/approvals') || path.startsWith('/console'))) {
+      const handled = approvalRoutes.handle(req, res, path, remote);
+      if (handled === true) return;
+      if (handled !== false) {
+        return handled.then((done) => {
+          if (!done) notFound(res);
+        });
+      }
+    }
     if (!path.startsWith(basePrefix)) return notFound(res);
 
     const restOfPath = path.slice(basePrefix.length);
@@ -628,8 +697,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
         server.listen(config.server.port, config.server.host, () => {
           server.off('error', reject);
           port = (server.address() as AddressInfo).port;
-          const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-          resolve(`http://${host}:${port}`);
+          resolve(`http://${hostForUrl(config.server.host)}:${port}`);
         });
       }),
     close: async () => {
@@ -638,6 +706,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       // After the service: the final events of the turns it ended still go out to other replicas.
       await bus?.close?.();
       await sharedLimits?.close();
+      approvalRoutes?.close();
       await store.close();
       await auth.close();
       audit.close();
@@ -647,6 +716,11 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       });
     },
   };
+}
+
+/** A listen host as a URL writes it (an IPv6 address in brackets). */
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** Where a request comes from, as the gate judged it. */

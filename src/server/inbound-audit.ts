@@ -165,6 +165,25 @@ export class InboundAudit {
     return (event) => this.#task(lifecycleRow(event));
   }
 
+  /**
+   * Writes a row built elsewhere (approvals). A `required` row that cannot be written throws an
+   * internal error, so that what it records is not done unaudited; others go to the log.
+   *
+   * @example
+   * ```ts
+   * audit.record({ type: 'a2a.approval.decided', time: auditTime(), outcome: 'ok', user, actionId, taskId, agent, reason: 'approved' }, false);
+   * ```
+   */
+  record(event: AuditEvent, required: boolean): void {
+    if (this.#sink === undefined) return;
+    try {
+      this.#sink.write(event);
+    } catch (error) {
+      this.#logger.error({ event: 'audit_write_failed', type: event.type, error: describe(error) });
+      if (required) throw new A2AError('INTERNAL', 'The step could not be recorded in the audit log; nothing was done');
+    }
+  }
+
   close(): void {
     this.#sink?.close();
   }
@@ -262,7 +281,7 @@ function lifecycleRow(event: TaskLifecycleEvent): AuditEvent {
         agent,
         taskId,
         contextId,
-        reason: event.reason === 'shutdown' || event.reason === 'internal_error' ? event.reason : 'agent_failed',
+        reason: failedReason(event.reason),
         inputChars: event.inputChars,
         outputChars: event.outputChars,
       };
@@ -333,6 +352,20 @@ function auditClientId(caller: CallContext['caller']): string {
   if (caller === undefined) return '-';
   const id = caller.clientId;
   return AUDITABLE_ID.test(id) ? id : `~${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/** The failed row's reason: the service's code when the row type has it, else `agent_failed`. */
+function failedReason(reason: TaskLifecycleEvent['reason']): AuditReasonOf<'a2a.task.failed'> {
+  switch (reason) {
+    case 'shutdown':
+    case 'internal_error':
+    case 'action_refused':
+    case 'action_denied':
+    case 'action_expired':
+      return reason;
+    default:
+      return 'agent_failed';
+  }
 }
 
 function describe(error: unknown): string {

@@ -13,7 +13,8 @@
  * });
  * ```
  */
-import type { Message, Task } from '../protocol/model.js';
+import type { ApprovedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
+import type { Message, Part, Task } from '../protocol/model.js';
 import type { CallContext } from './service.js';
 
 /** The prompt a model backend sends instead of the caller's raw text. */
@@ -53,7 +54,56 @@ export interface TurnPolicy {
 }
 
 /** Why a task failed or was canceled, as a fixed code (never backend text). */
-export type TaskOutcomeReason = 'agent_failed' | 'internal_error' | 'shutdown' | 'canceled_by_client';
+export type TaskOutcomeReason =
+  | 'agent_failed'
+  | 'internal_error'
+  | 'shutdown'
+  | 'canceled_by_client'
+  | 'action_refused'
+  | 'action_denied'
+  | 'action_expired';
+
+/**
+ * What becomes of a turn that ended with a guarded action or a remote agent's question:
+ * - `allow`: a new turn starts at once with the action (ladder levels that need nobody);
+ * - `park`: the task moves to input-required with `parts` (the action's data part) until the
+ *   person decides; nothing runs meanwhile;
+ * - `refuse`: the task fails with `message` (a fixed-code `reason` for audit).
+ */
+export type ParkOutcome =
+  | { readonly kind: 'allow'; readonly action: ApprovedAction }
+  | { readonly kind: 'park'; readonly parts: Part[] }
+  | { readonly kind: 'refuse'; readonly message: string; readonly reason: 'action_refused' };
+
+/**
+ * What a message on an interrupted task does when the task is parked on the person:
+ * - `not_parked`: an ordinary resume (the task asked the caller, not the person);
+ * - `repark`: nobody decided yet; the caller's message is not a decision, nothing runs, and
+ *   the caller gets the task as it is;
+ * - `resume`: the approval (or the person's answer) was consumed, once; the turn runs with it;
+ * - `fail`: denied or expired; the task fails with `message`.
+ */
+export type ResumeOutcome =
+  | { readonly kind: 'not_parked' }
+  | { readonly kind: 'repark' }
+  | { readonly kind: 'resume'; readonly action?: ApprovedAction; readonly answer?: PersonAnswer }
+  | { readonly kind: 'fail'; readonly message: string; readonly reason: 'action_denied' | 'action_expired' };
+
+/**
+ * Where turns that need a person go (src/approvals/gate.ts). `propose` and `ask` are
+ * synchronous, so a backend whose events are all ready (`runSync`) still ends its turn in one
+ * step; `resume` may wait for a store.
+ */
+export interface ParkingGate {
+  /** A turn of `task` (owned by `owner`) ended with a proposed action. */
+  propose(ctx: CallContext, owner: string, task: Task, action: ProposedAction): ParkOutcome;
+  /** A turn ended with a remote agent's question for the person. */
+  ask(ctx: CallContext, owner: string, task: Task, question: RemoteQuestion): ParkOutcome;
+  /** A message arrived on `task`, which is interrupted (input-required or auth-required). */
+  resume(ctx: CallContext, owner: string, task: Task): Promise<ResumeOutcome>;
+  /** The task was canceled while parked: what waited on the person is withdrawn. */
+  withdraw(owner: string, taskId: string): void;
+}
 
 /** One step of a task's life, for audit: ids and counts, never content. */
 export interface TaskLifecycleEvent {

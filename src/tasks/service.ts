@@ -9,7 +9,7 @@
  * const result = await service.send(caller, { message, configuration: { returnImmediately: false } });
  * ```
  */
-import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
+import type { AgentBackend, AgentEvent, AgentTurn, ApprovedAction, PersonAnswer } from '../agents/backend.js';
 import { A2AError } from '../protocol/errors.js';
 import {
   isInterruptedState,
@@ -32,6 +32,8 @@ import {
   type ReplyScrubber,
   type TaskLifecycleEvent,
   type TaskObserver,
+  type ParkingGate,
+  type ParkOutcome,
   type TaskOutcomeReason,
   type TurnGrant,
   type TurnPolicy,
@@ -50,8 +52,11 @@ export interface CallContext {
   /** The published agent the call was addressed to. */
   agentSlug: string;
   backend: AgentBackend;
-  /** Who the caller is, for audit rows (absent in library use without audit). */
-  caller?: { clientId: string; kind: 'client' | 'service' | 'delegated' };
+  /**
+   * Who is calling, for audit rows and approvals (absent in library use without audit). The
+   * subject names the delegating user of a delegated principal (who approves its actions).
+   */
+  caller?: { clientId: string; kind: 'client' | 'service' | 'delegated'; subject?: string };
 }
 
 /** Structured log sink; the service reports backend failures here, never to callers. */
@@ -65,6 +70,11 @@ export interface TaskServiceOptions {
   policy?: TurnPolicy;
   /** Told of every task's submission and outcome (audit). */
   observe?: TaskObserver;
+  /**
+   * Where a turn that needs a person goes: guarded actions (`propose-action`) and remote
+   * agents' questions (`ask-person`). Without one, every proposal fails its task.
+   */
+  gate?: ParkingGate;
   /** For tests. */
   now?: () => Date;
   /**
@@ -122,7 +132,25 @@ interface LiveTask {
   onPause: (() => void) | undefined;
   /** The id of the artifact text chunks go to, once the first chunk arrived. */
   replyArtifactId?: string;
+  /** The action this turn may take (approved by the person, or allowed by the ladder). */
+  approvedAction?: ApprovedAction;
+  /** The person's answer to a remote agent's question, for the turn that resumes with it. */
+  personAnswer?: PersonAnswer;
+  /** An allowed action the next turn starts with, at once (set by #apply, read by the drive loop). */
+  continueWith?: ApprovedAction;
+  /** Actions allowed without asking in this turn so far (bounded: see MAX_ALLOWED_ACTIONS). */
+  allowedActions?: number;
 }
+
+/** A message on a task parked on the person that does not run anything (re-parked, or failed). */
+class ParkedAnswer extends Error {
+  constructor(readonly task: Task) {
+    super('parked');
+  }
+}
+
+/** Actions one turn may take without asking (L1, L2) before it is stopped: no endless loop. */
+const MAX_ALLOWED_ACTIONS = 8;
 
 /** The turn as the bridge builds it: its lazy properties read this state (see newTurn). */
 interface BridgeTurn extends AgentTurn {
@@ -159,6 +187,7 @@ export class TaskService {
   readonly #runningContexts = new Map<string, LiveTask>();
   readonly #policy: TurnPolicy | undefined;
   readonly #observe: TaskObserver | undefined;
+  readonly #gate: ParkingGate | undefined;
   /** Owner keys by principal key, then agent slug (see #ownerOf). */
   readonly #owners = new Map<string, Map<string, string>>();
   /** The bus is shared by replicas: a task not running here may be running on another one. */
@@ -175,6 +204,7 @@ export class TaskService {
     this.#now = options.now;
     this.#policy = options.policy;
     this.#observe = options.observe;
+    this.#gate = options.gate;
     this.#shared = this.#bus.requestCancel !== undefined;
     this.#remoteTaskPollMs = options.remoteTaskPollMs ?? 1_000;
     this.#remoteCancelWaitMs = options.remoteCancelWaitMs ?? 2_000;
@@ -184,9 +214,15 @@ export class TaskService {
   /** SendMessage: starts or resumes a task; blocks until terminal or interrupted unless told not to. */
   send(ctx: CallContext, params: SendParams): Promise<SendResult> {
     const resuming = params.message.taskId !== undefined;
-    return ctx.backend.runSync !== undefined && !params.configuration.returnImmediately
-      ? this.#sendReady(ctx, params, resuming)
-      : this.#sendTurn(ctx, params, resuming);
+    const sent =
+      ctx.backend.runSync !== undefined && !params.configuration.returnImmediately
+        ? this.#sendReady(ctx, params, resuming)
+        : this.#sendTurn(ctx, params, resuming);
+    if (!resuming || this.#gate === undefined) return sent;
+    return sent.catch((error: unknown) => {
+      if (!(error instanceof ParkedAnswer)) throw error;
+      return { kind: 'task', task: withHistory(error.task, params.configuration.historyLength) };
+    });
   }
 
   async #sendTurn(ctx: CallContext, params: SendParams, resuming: boolean): Promise<SendResult> {
@@ -248,7 +284,13 @@ export class TaskService {
     // Streams always follow the turn: returnImmediately has no meaning here (§3.2.2).
     const incoming = params.message;
     const resuming = incoming.taskId !== undefined;
-    const live = await this.#start(ctx, incoming, resuming, true);
+    let live: LiveTask;
+    try {
+      live = await this.#start(ctx, incoming, resuming, true);
+    } catch (error) {
+      if (error instanceof ParkedAnswer) return eventsOf({ kind: 'task', task: error.task });
+      throw error;
+    }
     const source = this.#open(ctx, live, resuming);
     const first = source.sync
       ? this.#firstSync(ctx, live, source.iterator)
@@ -319,6 +361,7 @@ export class TaskService {
           reason: 'canceled_by_client',
         });
         this.#releaseInterrupted(ctx, canceled);
+        this.#gate?.withdraw(owner, id);
         return canceled;
       }
     }
@@ -461,7 +504,7 @@ export class TaskService {
    * pulled by the caller (#firstSync/#firstAsync), so that a direct Message reply can be
    * returned without ever creating a task.
    */
-  #open(ctx: CallContext, live: LiveTask, resuming: boolean): TurnSource {
+  #open(ctx: CallContext, live: LiveTask, resuming: boolean, releaseOnThrow = true): TurnSource {
     const turn = newTurn(ctx, live, resuming, live.grant, this.#store);
     const backend = ctx.backend;
     let source: TurnSource;
@@ -472,7 +515,7 @@ export class TaskService {
           : { sync: false, iterator: backend.run(turn)[Symbol.asyncIterator]() };
     } catch (error) {
       // A backend that throws before its first event: the task must not stay live.
-      this.#release(live);
+      if (releaseOnThrow) this.#release(live);
       throw error;
     }
     live.source = source;
@@ -626,13 +669,36 @@ export class TaskService {
     }
     if (!isInterruptedState(stored.status.state) || this.#liveFor(owner, id) !== undefined) throw busy();
     this.#checkContextFree(owner, stored.contextId);
+    const parked = this.#gate === undefined ? undefined : await this.#gate.resume(ctx, owner, stored);
+    if (parked !== undefined && parked.kind !== 'not_parked' && parked.kind !== 'resume') {
+      // A message on a task parked on the person is not a decision: nothing runs.
+      if (parked.kind === 'repark') throw new ParkedAnswer(stored);
+      const failed = this.#withStatus(stored, 'failed', parked.message);
+      await this.#store.put(owner, failed);
+      this.#bus.publish(id, statusEvent(failed, true));
+      this.#observe?.({
+        type: 'failed',
+        ctx,
+        taskId: id,
+        contextId: failed.contextId,
+        inputChars: 0,
+        outputChars: replyChars(failed),
+        reason: parked.reason,
+      });
+      throw new ParkedAnswer(failed);
+    }
     const message = withIds(incoming, id, stored.contextId);
     const resumed: Task = {
       ...stored,
       history: [...stored.history, message],
       status: { state: 'working', timestamp: this.#timestamp() },
     };
-    return this.#register(owner, ctx, resumed, true, grant, incoming);
+    const live = this.#register(owner, ctx, resumed, true, grant, incoming);
+    if (parked?.kind === 'resume') {
+      if (parked.action !== undefined) live.approvedAction = parked.action;
+      if (parked.answer !== undefined) live.personAnswer = parked.answer;
+    }
+    return live;
   }
 
   #register(
@@ -734,7 +800,12 @@ export class TaskService {
           this.#finish(live, 'failed', NO_OUTCOME);
           break;
         }
-        if (this.#apply(live, next.value)) break;
+        if (this.#apply(live, next.value)) {
+          // An action the ladder allows without asking: the backend's next turn takes it.
+          const source = this.#continueTurn(ctx, live);
+          if (source === undefined || !source.sync) break;
+          iterator = source.iterator;
+        }
         next = iterator.next();
       }
     } catch (error) {
@@ -758,7 +829,11 @@ export class TaskService {
           this.#finish(live, 'failed', NO_OUTCOME);
           break;
         }
-        if (this.#apply(live, next.value)) break;
+        if (this.#apply(live, next.value)) {
+          const source = this.#continueTurn(ctx, live);
+          if (source === undefined || source.sync) break;
+          iterator = source.iterator;
+        }
         next = await iterator.next();
       }
     } catch (error) {
@@ -832,6 +907,73 @@ export class TaskService {
       case 'failed':
         this.#finish(live, 'failed', scrubText(live, event.reason), undefined, 'agent_failed');
         return true;
+      case 'propose-action':
+        return this.#parked(
+          live,
+          this.#gate === undefined
+            ? {
+                kind: 'refuse',
+                message: 'The agent proposed a guarded action, and this gateway has no approvals configured.',
+                reason: 'action_refused',
+              }
+            : this.#gate.propose(live.ctx, live.owner, live.task, event.action),
+        );
+      case 'ask-person':
+        return this.#parked(
+          live,
+          this.#gate === undefined
+            ? { kind: 'park', parts: [{ kind: 'text', text: event.remote.question }] }
+            : this.#gate.ask(live.ctx, live.owner, live.task, event.remote),
+        );
+    }
+  }
+
+  /** Applies the gate's answer to a turn that needs a person. Always ends the turn. */
+  #parked(live: LiveTask, outcome: ParkOutcome): true {
+    switch (outcome.kind) {
+      case 'park':
+        this.#finish(live, 'input-required', undefined, scrubParts(live, outcome.parts));
+        break;
+      case 'refuse':
+        this.#finish(live, 'failed', outcome.message, undefined, outcome.reason);
+        break;
+      case 'allow': {
+        const allowed = (live.allowedActions ?? 0) + 1;
+        live.allowedActions = allowed;
+        if (allowed > MAX_ALLOWED_ACTIONS) {
+          this.#finish(
+            live,
+            'failed',
+            `The agent proposed more than ${MAX_ALLOWED_ACTIONS} actions in one turn.`,
+            undefined,
+            'action_refused',
+          );
+        } else {
+          live.continueWith = outcome.action;
+        }
+        break;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * After an event that ended the turn: when it allowed an action, a new turn of the backend
+   * starts with it (same task, same state) and its events are returned; otherwise undefined.
+   */
+  #continueTurn(ctx: CallContext, live: LiveTask): TurnSource | undefined {
+    const action = live.continueWith;
+    if (action === undefined || live.aborted) return undefined;
+    live.continueWith = undefined;
+    live.approvedAction = action;
+    const previous = live.source;
+    if (previous !== undefined) closeSource(previous);
+    live.source = undefined;
+    try {
+      return (live.source = this.#open(ctx, live, true, false));
+    } catch (error) {
+      this.#turnFailed(live, ctx, error);
+      return undefined;
     }
   }
 
@@ -1175,6 +1317,8 @@ function newTurn(
     task,
     resumed: resuming,
     tools: grant?.tools ?? NO_TOOLS,
+    ...(live.approvedAction !== undefined && { approvedAction: live.approvedAction }),
+    ...(live.personAnswer !== undefined && { personAnswer: live.personAnswer }),
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);

@@ -34,6 +34,16 @@ export function checkAgentEvent(value: unknown): string | undefined {
       return requiredString(event, 'reason');
     case 'message':
       return checkParts(event.parts, 'parts');
+    case 'propose-action': {
+      const action = event.action;
+      if (action === null || typeof action !== 'object' || Array.isArray(action)) return '"action" is not an object';
+      const fields = action as Record<string, unknown>;
+      if (typeof fields.tool !== 'string') return '"action.tool" is not a string';
+      if (typeof fields.level !== 'string' && typeof fields.level !== 'number') {
+        return '"action.level" is not a level (L1–L4)';
+      }
+      return undefined;
+    }
     case 'artifact': {
       const artifact = event.artifact;
       if (artifact === null || typeof artifact !== 'object' || Array.isArray(artifact)) {

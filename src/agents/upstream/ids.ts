@@ -44,6 +44,17 @@ export const MAX_UPSTREAM_ID_CHARS = 512;
 const MAX_REMEMBERED_ARTIFACTS = 64;
 
 /**
+ * Longest remote question remembered for a waiting task, in characters (the relay cuts a longer
+ * one to this length before it hands it to the person, so what is remembered is what was asked).
+ *
+ * @example
+ * ```ts
+ * if (question.length > MAX_REMEMBERED_QUESTION_CHARS) cut();
+ * ```
+ */
+export const MAX_REMEMBERED_QUESTION_CHARS = 8192;
+
+/**
  * A map that keeps at most `limit` entries: reading or writing an entry makes it the newest,
  * and adding one beyond the limit drops the oldest.
  *
@@ -111,6 +122,25 @@ export interface WaitingTask {
    * task continues, a snapshot that repeats them does not relay them twice.
    */
   readonly relayed: readonly (readonly [artifactId: string, chars: number])[];
+  /**
+   * The question the upstream task asked, filtered, when it goes to a person (`askPerson`): a
+   * resumed turn without the person's answer asks it again instead of relaying the caller's reply.
+   */
+  readonly question?: RememberedQuestion;
+}
+
+/**
+ * A waiting upstream task's question, as handed to the person (see {@link WaitingTask.question}).
+ *
+ * @example
+ * ```ts
+ * const question: RememberedQuestion = { text: 'Which day?', state: 'input-required' };
+ * ```
+ */
+export interface RememberedQuestion {
+  /** Already filtered as untrusted text; at most {@link MAX_REMEMBERED_QUESTION_CHARS}. */
+  readonly text: string;
+  readonly state: 'input-required' | 'auth-required';
 }
 
 /**
@@ -151,7 +181,18 @@ export class UpstreamIds {
 
   rememberWaiting(sessionId: string, taskId: string, waiting: WaitingTask): void {
     const relayed = waiting.relayed.slice(-MAX_REMEMBERED_ARTIFACTS);
-    this.#waiting.set(taskKey(sessionId, taskId), { ...waiting, relayed });
+    const { question } = waiting;
+    // Bounded in bytes too: the relay cuts questions to this length already; this is a backstop.
+    const kept =
+      question === undefined || question.text.length <= MAX_REMEMBERED_QUESTION_CHARS
+        ? question
+        : { ...question, text: question.text.slice(0, MAX_REMEMBERED_QUESTION_CHARS) };
+    this.#waiting.set(taskKey(sessionId, taskId), {
+      taskId: waiting.taskId,
+      contextId: waiting.contextId,
+      relayed,
+      ...(kept !== undefined && { question: kept }),
+    });
   }
 
   /** The inbound task no longer waits (it ended, or it continues now). */

@@ -15,6 +15,10 @@
  *     backend: { type: a2a, agent: upstream }   # a name in upstreams.yaml
  * ```
  *
+ * With approvals configured the gateway sets `askPerson` in the {@link BackendContext}: the
+ * upstream's questions (input-required, auth-required) then end the turn with `ask-person` for
+ * the person to answer, and only the person's answer (`turn.personAnswer`) is sent upstream.
+ *
  * @example
  * ```ts
  * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
@@ -26,15 +30,22 @@ import type { UpstreamBackendConfig } from '../../config/schema.js';
 import { BackendConfigError, type AgentBackend, type BackendContext, type BackendLog } from '../backend.js';
 import { DEFAULT_MAX_SESSIONS, UpstreamIds } from './ids.js';
 import { UpstreamError, type UpstreamAgent, type UpstreamConnector } from './port.js';
-import { relayTurn } from './relay.js';
+import { relayTurn, type RelayContext } from './relay.js';
 
-export { BoundedMap, DEFAULT_MAX_SESSIONS, MAX_UPSTREAM_ID_CHARS, UpstreamIds, isUsableUpstreamId } from './ids.js';
-export type { WaitingTask } from './ids.js';
+export {
+  BoundedMap,
+  DEFAULT_MAX_SESSIONS,
+  MAX_REMEMBERED_QUESTION_CHARS,
+  MAX_UPSTREAM_ID_CHARS,
+  UpstreamIds,
+  isUsableUpstreamId,
+} from './ids.js';
+export type { RememberedQuestion, WaitingTask } from './ids.js';
 export { UpstreamError } from './port.js';
 export type { UpstreamAgent, UpstreamChannel, UpstreamConnector, UpstreamLimits, UpstreamRequest } from './port.js';
 export { ReplyFilter, truncationNote } from './reply.js';
 export type { FilterCounts, FilteredText, ReplyFilterOptions } from './reply.js';
-export { FORGOTTEN_TASK_REASON, relayTurn } from './relay.js';
+export { FORGOTTEN_TASK_REASON, QUESTION_CUT_NOTE, relayTurn } from './relay.js';
 export type { RelayContext } from './relay.js';
 
 /**
@@ -105,7 +116,14 @@ export function createUpstreamBackend(
   }
   const ids = new UpstreamIds(options.maxSessions ?? DEFAULT_MAX_SESSIONS);
   const log: BackendLog = context.log ?? (() => undefined);
-  const relayContext = { agent, ids, log, slug, ...(options.now !== undefined && { now: options.now }) };
+  const relayContext: RelayContext = {
+    agent,
+    ids,
+    log,
+    slug,
+    ...(context.askPerson === true && { askPerson: true }),
+    ...(options.now !== undefined && { now: options.now }),
+  };
   const cancelWaiting = async (sessionId: string, taskId: string): Promise<void> => {
     const waiting = ids.waitingOf(sessionId, taskId);
     if (waiting === undefined) return;

@@ -4,7 +4,13 @@
  *
  * - Sent: the turn's text only, as a new user message (the port builds it). A session's first
  *   turn names no context (the upstream mints one, which is remembered); later turns send the
- *   remembered one; a resumed (input-required) inbound task continues its upstream task.
+ *   remembered one; a resumed (input-required) inbound task continues its upstream task. A
+ *   resumed turn that carries a person's answer (`turn.personAnswer`) sends that answer, not the
+ *   caller's text.
+ * - Asked (`askPerson`, set when approvals are configured): the upstream's input-required or
+ *   auth-required ends the turn with `ask-person` (the question filtered like any reply text, and
+ *   the upstream ids), for a person to answer. A resumed turn without the person's answer sends
+ *   nothing: it asks the same question again, so the caller's reply never answers the upstream.
  * - Read: as a stream when the upstream's card says it can stream (each artifact chunk becomes
  *   one text chunk, so chunk counts are kept), else sent and polled (GetTask every
  *   `pollIntervalMs`), relaying what each snapshot adds.
@@ -24,7 +30,13 @@
 import { isAborted, sleep, textOf, type AgentEvent, type AgentTurn, type BackendLog } from '../backend.js';
 import type { Message, Part, StreamEvent, Task, TaskState, TaskStatus } from '../../protocol/model.js';
 import { isInterruptedState, isTerminalState } from '../../protocol/model.js';
-import { isUsableUpstreamId, type UpstreamIds } from './ids.js';
+import {
+  isUsableUpstreamId,
+  MAX_REMEMBERED_QUESTION_CHARS,
+  type RememberedQuestion,
+  type UpstreamIds,
+  type WaitingTask,
+} from './ids.js';
 import { UpstreamError, type UpstreamAgent, type UpstreamChannel, type UpstreamRequest } from './port.js';
 import { ReplyFilter } from './reply.js';
 
@@ -42,6 +54,11 @@ export interface RelayContext {
   readonly log: BackendLog;
   /** The inbound agent's slug, for log lines. */
   readonly slug: string;
+  /**
+   * The upstream's questions go to a person (`ask-person`), never to the caller's model; the
+   * caller's reply on a waiting task is never relayed (see `BackendContext.askPerson`).
+   */
+  readonly askPerson?: boolean;
   /** Epoch milliseconds (tests). */
   readonly now?: () => number;
 }
@@ -68,6 +85,18 @@ const UNEXPECTED_REASON = 'The relay to the upstream agent failed unexpectedly.'
 const DEFAULT_QUESTION = 'The upstream agent needs more input.';
 const AUTH_QUESTION =
   'The upstream agent asks for authorization (auth-required), which Airlock does not relay. Answer to continue, or cancel the task.';
+/** The question a person sees for an auth-required that says nothing. */
+const AUTH_PERSON_QUESTION = 'The upstream agent asks for authorization (auth-required).';
+
+/**
+ * Ends a remote question cut at {@link MAX_REMEMBERED_QUESTION_CHARS} for the person.
+ *
+ * @example
+ * ```ts
+ * remote.question.endsWith(QUESTION_CUT_NOTE);
+ * ```
+ */
+export const QUESTION_CUT_NOTE = "\n[Airlock: the upstream agent's question was cut]";
 
 /**
  * Relays one turn (see the module comment). Ends without an event when the turn is canceled.
@@ -113,6 +142,11 @@ class TurnRelay {
   readonly #contextId: string | undefined;
   /** The upstream task this turn continues (resumed turns only). */
   readonly #continues: string | undefined;
+  /**
+   * `askPerson` and a resumed turn without the person's answer: the upstream task still waits
+   * for the person, nothing is sent, and its question is asked again.
+   */
+  readonly #stillWaiting: WaitingTask | undefined;
   /** The channel in use, once connected (the cancel goes through it). */
   #channel: UpstreamChannel | undefined;
   #task: UpstreamTaskRef | undefined;
@@ -142,6 +176,15 @@ class TurnRelay {
     this.#timer = setTimeout(() => this.#deadline.abort(new Error('max_wait_s passed')), limits.maxWaitMs);
     this.#signal = AbortSignal.any([turn.signal, this.#deadline.signal]);
     const waiting = turn.resumed ? context.ids.waitingOf(turn.sessionId, turn.taskId) : undefined;
+    if (waiting !== undefined && context.askPerson === true && turn.personAnswer === undefined) {
+      // Kept as it is (still waiting); no upstream task of this turn, so nothing to cancel.
+      this.#stillWaiting = waiting;
+      this.#continues = waiting.taskId;
+      this.#contextId = waiting.contextId;
+      this.#relayed = new Map();
+      return;
+    }
+    this.#stillWaiting = undefined;
     this.#continues = waiting?.taskId;
     this.#contextId = waiting?.contextId ?? context.ids.contextOf(turn.sessionId);
     this.#relayed = new Map(waiting?.relayed ?? []);
@@ -156,6 +199,15 @@ class TurnRelay {
     if (this.#turn.resumed && this.#continues === undefined) {
       this.#outcome = 'forgotten';
       yield { type: 'failed', reason: FORGOTTEN_TASK_REASON };
+      return;
+    }
+    const stillWaiting = this.#stillWaiting;
+    if (stillWaiting !== undefined) {
+      // The caller's reply is not the person's answer: it is never sent upstream.
+      this.#outcome = 'awaiting_person';
+      this.#log('info', 'upstream_question_pending', { why: 'no_person_answer' });
+      const question = stillWaiting.question ?? { text: DEFAULT_QUESTION, state: 'input-required' };
+      yield this.#askPersonEvent({ id: stillWaiting.taskId, contextId: stillWaiting.contextId }, question);
       return;
     }
     try {
@@ -236,8 +288,10 @@ class TurnRelay {
   }
 
   #request(): UpstreamRequest {
+    // Continuing a task parked on a person: the person's answer goes, never the caller's text.
+    const answer = this.#continues !== undefined ? this.#turn.personAnswer : undefined;
     return {
-      text: textOf(this.#turn.message),
+      text: answer !== undefined ? answer.text : textOf(this.#turn.message),
       ...(this.#continues !== undefined && { taskId: this.#continues }),
       ...(this.#contextId !== undefined && { contextId: this.#contextId }),
       signal: this.#signal,
@@ -366,6 +420,11 @@ class TurnRelay {
     if (said.truncated) return [...events, { type: 'text', text: said.text, last: true }, { type: 'completed' }];
     const text = said.text;
     const theySaid = text.length > 0 ? ` Its message: ${text}` : '';
+    if (this.#context.askPerson === true && (state === 'input-required' || state === 'auth-required')) {
+      const fallback = state === 'input-required' ? DEFAULT_QUESTION : AUTH_PERSON_QUESTION;
+      events.push(this.#askPerson(state, text.length > 0 ? text : fallback));
+      return events;
+    }
     switch (state) {
       case 'completed':
         events.push(text.length > 0 ? { type: 'completed', text } : { type: 'completed' });
@@ -391,14 +450,38 @@ class TurnRelay {
     return events;
   }
 
-  #rememberWaiting(): void {
+  #rememberWaiting(question?: RememberedQuestion): void {
     const task = this.#task;
     if (task === undefined) return;
     this.#context.ids.rememberWaiting(this.#turn.sessionId, this.#turn.taskId, {
       taskId: task.id,
       contextId: task.contextId,
       relayed: [...this.#relayed],
+      ...(question !== undefined && { question }),
     });
+  }
+
+  /** The upstream task waits for a person: remembered with its question, which ends the turn. */
+  #askPerson(state: 'input-required' | 'auth-required', filtered: string): AgentEvent {
+    const task = this.#task;
+    // Every interrupted state comes with its task's ids (learned first); fail closed otherwise.
+    if (task === undefined) return { type: 'failed', reason: UNEXPECTED_REASON };
+    const question: RememberedQuestion = { text: capQuestion(filtered), state };
+    this.#rememberWaiting(question);
+    return this.#askPersonEvent(task, question);
+  }
+
+  #askPersonEvent(task: { readonly id: string; readonly contextId: string }, question: RememberedQuestion): AgentEvent {
+    return {
+      type: 'ask-person',
+      remote: {
+        question: question.text,
+        agent: this.#context.agent.name,
+        taskId: task.id,
+        contextId: task.contextId,
+        state: question.state,
+      },
+    };
   }
 
   /** Takes note of the upstream task's ids; an event about another task is not an answer. */
@@ -460,6 +543,15 @@ class TurnRelay {
 }
 
 const NO_TEXT = { text: '', hasText: false, dropped: 0 } as const;
+
+/** A question for the person within {@link MAX_REMEMBERED_QUESTION_CHARS}, never splitting a surrogate pair. */
+function capQuestion(text: string): string {
+  if (text.length <= MAX_REMEMBERED_QUESTION_CHARS) return text;
+  let end = MAX_REMEMBERED_QUESTION_CHARS - QUESTION_CUT_NOTE.length;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end) + QUESTION_CUT_NOTE;
+}
 
 /** The text parts of `parts`, joined; the others are counted, never read. */
 function textOfParts(parts: readonly Part[]): { text: string; hasText: boolean; dropped: number } {

@@ -13,7 +13,7 @@
 import type { AirlockConfig, ClientEntry, JwtSettings } from '../../config/load.js';
 import type { SecurityScheme } from '../../protocol/model.js';
 import { API_KEY_HEADER, bearerToken, ClientAuthenticator, type Credentials } from './clients.js';
-import { JwtAuthenticator, looksLikeJwt, type JwtAuthenticatorOptions } from './jwt.js';
+import { JwtAuthenticator, looksLikeJwt, type JwtAuthenticatorOptions, type JwtVerification } from './jwt.js';
 import type { AuthOutcome } from './principal.js';
 
 export { escapePrincipalPart, makePrincipal, principalKey } from './principal.js';
@@ -31,6 +31,7 @@ export {
   MAX_JWKS_BYTES,
 } from './jwt.js';
 export type { JwksFetcher, JwtAuthenticatorOptions, JwtFailure, JwtVerification } from './jwt.js';
+export { PersonAuthenticator, personUserId, type JwtVerifier, type Person } from './persons.js';
 
 export interface AuthenticatorOptions {
   clients: readonly ClientEntry[];
@@ -108,6 +109,20 @@ export class Authenticator {
    */
   async close(): Promise<void> {
     await this.#jwt?.close();
+  }
+
+  /**
+   * Verifies a JWT with the configured issuer, audience, algorithms and keys, before any agent
+   * is considered; undefined without JWT auth. For signing people in (PersonAuthenticator).
+   *
+   * @example
+   * ```ts
+   * const persons = new PersonAuthenticator(config.approvals?.people ?? [], auth.jwtVerifier());
+   * ```
+   */
+  jwtVerifier(): ((token: string) => Promise<JwtVerification>) | undefined {
+    const jwt = this.#jwt;
+    return jwt === undefined ? undefined : (token) => jwt.verify(token);
   }
 
   /**

@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
+import type { AuditEvent } from '../audit/events.js';
+import type { Message, SendParams, Task } from '../protocol/model.js';
+import { TaskService, type CallContext } from '../tasks/service.js';
+import { MemoryTaskStore } from '../tasks/stores/memory.js';
+import { ApprovalService, parkedOn } from './gate.js';
+
+const ALICE = 'person:alice';
+
+function approvals(rows: AuditEvent[] = [], now: () => number = Date.now, audit?: (event: AuditEvent) => void) {
+  return new ApprovalService({
+    settings: { ttlMs: 60_000, serviceMaxLevel: 'L2', maxPending: 100 },
+    agentMaxLevels: new Map([['ops', 'L4']]),
+    clientOwners: new Map([['bot', ALICE]]),
+    secrets: [],
+    audit: (event) => {
+      audit?.(event);
+      rows.push(event);
+    },
+    baseUrl: () => 'http://127.0.0.1:1',
+    now,
+  });
+}
+
+function ctx(backend: AgentBackend, kind: 'client' | 'service' | 'delegated' = 'client'): CallContext {
+  return {
+    principalKey: `${kind}:bot::bot`,
+    agentSlug: 'ops',
+    backend,
+    caller: { clientId: 'bot', kind, subject: 'bot' },
+  };
+}
+
+function send(text: string, taskId?: string): SendParams {
+  const message: Message = { messageId: `m-${Math.random()}`, role: 'user', parts: [{ kind: 'text', text }] };
+  if (taskId !== undefined) message.taskId = taskId;
+  return { message, configuration: { returnImmediately: false } };
+}
+
+function taskOf(result: Awaited<ReturnType<TaskService['send']>>): Task {
+  assert.equal(result.kind, 'task');
+  return result.task;
+}
+
+/** Proposes on a fresh turn, completes when it carries an approval or an answer; counts its turns. */
+function proposer(level = 'L4', sync = false): AgentBackend & { turns: AgentTurn[] } {
+  const turns: AgentTurn[] = [];
+  const events = (turn: AgentTurn): AgentEvent[] => {
+    turns.push(turn);
+    if (turn.approvedAction !== undefined) return [{ type: 'completed', text: 'done' }];
+    return [{ type: 'propose-action', action: { tool: 'deploy', args: { env: 'prod' }, level } }];
+  };
+  return sync
+    ? { kind: 'sync', turns, run: async function* () {}, runSync: (turn) => events(turn) }
+    : {
+        kind: 'async',
+        turns,
+        run: async function* (turn) {
+          yield* events(turn);
+        },
+      };
+}
+
+describe('ApprovalService with the task service', () => {
+  it('a backend whose events are ready (runSync) parks in one step, and resumes after approval', async () => {
+    const gate = approvals();
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const backend = proposer('L4', true);
+    const parked = taskOf(await service.send(ctx(backend), send('deploy')));
+    assert.equal(parked.status.state, 'input-required');
+    const on = parkedOn(parked);
+    assert.equal(on?.kind, 'action');
+    await gate.decide(on.id, ALICE, 'approve');
+    const done = taskOf(await service.send(ctx(backend), send('go', parked.id)));
+    assert.equal(done.status.state, 'completed');
+    assert.equal(backend.turns.at(-1)?.approvedAction?.tool, 'deploy');
+  });
+
+  it('five concurrent resumes after one approval: the action runs exactly once', async () => {
+    const gate = approvals();
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const backend = proposer();
+    const parked = taskOf(await service.send(ctx(backend), send('deploy')));
+    await gate.decide(parkedOn(parked)!.id, ALICE, 'approve');
+    const settled = await Promise.allSettled(
+      Array.from({ length: 5 }, () => service.send(ctx(backend), send('go', parked.id))),
+    );
+    const ran = backend.turns.filter((turn) => turn.approvedAction !== undefined).length;
+    assert.equal(ran, 1);
+    assert.ok(settled.some((outcome) => outcome.status === 'fulfilled'));
+  });
+
+  it('an auto-allowed action loop is stopped after 8 actions in one turn', async () => {
+    const gate = approvals();
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    let turns = 0;
+    const looping: AgentBackend = {
+      kind: 'loop',
+      run: async function* () {
+        turns++;
+        yield { type: 'propose-action', action: { tool: 'search', args: {}, level: 'L1' } };
+      },
+    };
+    const failed = taskOf(await service.send(ctx(looping), send('look')));
+    assert.equal(failed.status.state, 'failed');
+    assert.equal(turns, 9);
+  });
+
+  it('a proposal with a bad tool name or level is refused, with its audit row', async () => {
+    const rows: AuditEvent[] = [];
+    const service = new TaskService({ store: new MemoryTaskStore(), gate: approvals(rows) });
+    for (const action of [
+      { tool: 'rm -rf /', level: 'L3' },
+      { tool: 'deploy', level: 'L9' },
+    ]) {
+      const backend: AgentBackend = {
+        kind: 'bad',
+        run: async function* () {
+          yield { type: 'propose-action', action };
+        },
+      };
+      const failed = taskOf(await service.send(ctx(backend), send('x')));
+      assert.equal(failed.status.state, 'failed');
+    }
+    assert.equal(
+      rows.filter((row) => row.type === 'a2a.approval.refused' && row.reason === 'invalid_proposal').length,
+      2,
+    );
+  });
+
+  it('an approval that cannot be audited is not requested: the task fails instead of parking unaudited', async () => {
+    const gate = approvals([], Date.now, (event) => {
+      if (event.type === 'a2a.approval.requested') throw new Error('disk full');
+    });
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const failed = taskOf(await service.send(ctx(proposer()), send('deploy')));
+    assert.equal(failed.status.state, 'failed');
+    assert.deepEqual(await gate.pending(ALICE), []);
+  });
+
+  it('without a gate, a proposal fails its task', async () => {
+    const service = new TaskService({ store: new MemoryTaskStore() });
+    const failed = taskOf(await service.send(ctx(proposer('L1')), send('x')));
+    assert.equal(failed.status.state, 'failed');
+  });
+});
+
+describe('remote questions through the gate', () => {
+  function asker(): AgentBackend & { answers: string[] } {
+    const answers: string[] = [];
+    return {
+      kind: 'asker',
+      answers,
+      run: async function* (turn) {
+        if (turn.personAnswer !== undefined) {
+          answers.push(turn.personAnswer.text);
+          yield { type: 'completed', text: 'thanks' };
+          return;
+        }
+        yield {
+          type: 'ask-person',
+          remote: {
+            question: 'Which day?',
+            agent: 'travel',
+            taskId: 'r-1',
+            contextId: 'rc-1',
+            state: 'input-required',
+          },
+        };
+      },
+    };
+  }
+
+  it('park → caller reply re-parks → wrong person refused → the person answers → resume carries the answer', async () => {
+    const rows: AuditEvent[] = [];
+    const gate = approvals(rows);
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const backend = asker();
+    const parked = taskOf(await service.send(ctx(backend), send('book it')));
+    assert.equal(parked.status.state, 'input-required');
+    const on = parkedOn(parked);
+    assert.equal(on?.kind, 'question');
+    const again = taskOf(await service.send(ctx(backend), send('Tuesday', parked.id)));
+    assert.equal(again.status.state, 'input-required');
+    assert.deepEqual(backend.answers, [], 'the caller’s reply never reaches the remote');
+    const [question] = await gate.questions(ALICE);
+    assert.equal(question?.question, 'Which day?');
+    await assert.rejects(gate.answer(on.id, 'person:mallory', 'Friday'), { code: 'not_decider' });
+    await gate.answer(on.id, ALICE, 'Wednesday');
+    const done = taskOf(await service.send(ctx(backend), send('go on', parked.id)));
+    assert.equal(done.status.state, 'completed');
+    assert.deepEqual(backend.answers, ['Wednesday']);
+    const types = rows.map((row) => row.type);
+    for (const type of [
+      'a2a.question.asked',
+      'a2a.approval.reparked',
+      'a2a.question.answered',
+      'a2a.question.consumed',
+    ]) {
+      assert.ok(types.includes(type as never), `${type} in ${types.join(', ')}`);
+    }
+  });
+
+  it('without approvals configured the question goes to the caller as an ordinary input-required', async () => {
+    const gate = new ApprovalService({
+      agentMaxLevels: new Map(),
+      clientOwners: new Map(),
+      secrets: [],
+      baseUrl: () => 'http://127.0.0.1:1',
+    });
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const parked = taskOf(await service.send(ctx(asker()), send('book it')));
+    assert.equal(parked.status.state, 'input-required');
+    assert.equal(parkedOn(parked), undefined);
+    assert.equal(parked.status.message?.parts[0]?.kind === 'text' && parked.status.message.parts[0].text, 'Which day?');
+  });
+});

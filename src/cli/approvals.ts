@@ -1,0 +1,173 @@
+/**
+ * `airlock approvals list|approve|deny`: the person's side of a guarded action, from a terminal.
+ * It talks to a running gateway's `/approvals` endpoints with the person's OWN credential — a
+ * person token from `approvals.people` or their JWT — read from `AIRLOCK_PERSON_TOKEN` (never a
+ * flag: a flag shows in `ps` and shell history). A client token is refused by the gateway: the
+ * caller of an agent never approves its own action.
+ *
+ * Output: `list` prints one block per pending action (id, agent, client, tool, level and its
+ * meaning, redacted arguments, expiry), or `no pending approvals`; `--json` prints the views.
+ * `approve`/`deny` print `approved <id>` / `denied <id>`. Exit 0 on success; 1 when the gateway
+ * refused (one line with its reason: not yours, already decided, expired, unknown id) or cannot
+ * be reached; 2 for a missing credential or a bad URL.
+ *
+ * @example
+ * ```sh
+ * export AIRLOCK_PERSON_TOKEN=$(cat ~/.airlock/alice-token)
+ * airlock approvals list --url http://127.0.0.1:41241
+ * airlock approvals approve 3q2-… --url http://127.0.0.1:41241
+ * ```
+ */
+import { errorLine, PROCESS_IO, type CommandIO } from './registry.js';
+
+/** Where the gateway is; `AIRLOCK_URL` or the default local gateway when unset. */
+export interface ApprovalsCommandOptions {
+  url?: string;
+  json?: boolean;
+}
+
+const DEFAULT_URL = 'http://127.0.0.1:41241';
+const TIMEOUT_MS = 10_000;
+const ACTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+interface ApprovalViewJson {
+  actionId: string;
+  agent: string;
+  client: string;
+  tool: string;
+  level: string;
+  levelName: string;
+  levelMeaning: string;
+  args: unknown;
+  expiresAt: string;
+  taskId: string;
+}
+
+/**
+ * Lists the actions waiting for the signed-in person. Resolves with the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await approvalsListCommand({ url: 'http://127.0.0.1:41241' });
+ * ```
+ */
+export async function approvalsListCommand(
+  options: ApprovalsCommandOptions,
+  io: CommandIO = PROCESS_IO,
+): Promise<number> {
+  const prepared = prepare(options, io);
+  if (typeof prepared === 'number') return prepared;
+  try {
+    const body = (await request(prepared, 'GET', '/approvals')) as { approvals: ApprovalViewJson[] };
+    if (options.json === true) {
+      io.stdout(`${JSON.stringify(body.approvals, null, 2)}\n`);
+      return 0;
+    }
+    if (body.approvals.length === 0) {
+      io.stdout('no pending approvals\n');
+      return 0;
+    }
+    for (const view of body.approvals) {
+      io.stdout(
+        [
+          `${view.actionId}`,
+          `  agent ${view.agent} · client ${view.client} · task ${view.taskId}`,
+          `  tool ${view.tool} · ${view.level} ${view.levelName}: ${view.levelMeaning}`,
+          `  args ${JSON.stringify(view.args)}`,
+          `  expires ${view.expiresAt}`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return 0;
+  } catch (error) {
+    io.stderr(`airlock approvals list: ${errorLine(error)}\n`);
+    return 1;
+  }
+}
+
+/**
+ * Approves or denies one action as the signed-in person. Resolves with the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await approvalsDecideCommand('approve', actionId, { url });
+ * ```
+ */
+export async function approvalsDecideCommand(
+  decision: 'approve' | 'deny',
+  actionId: string,
+  options: ApprovalsCommandOptions,
+  io: CommandIO = PROCESS_IO,
+): Promise<number> {
+  if (!ACTION_ID.test(actionId)) {
+    io.stderr(`airlock approvals ${decision}: not an action id (copy it from \`airlock approvals list\`)\n`);
+    return 2;
+  }
+  const prepared = prepare(options, io);
+  if (typeof prepared === 'number') return prepared;
+  try {
+    await request(prepared, 'POST', `/approvals/${actionId}/${decision}`);
+    io.stdout(`${decision === 'approve' ? 'approved' : 'denied'} ${actionId}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`airlock approvals ${decision}: ${errorLine(error)}\n`);
+    return 1;
+  }
+}
+
+interface Prepared {
+  base: string;
+  token: string;
+}
+
+function prepare(options: ApprovalsCommandOptions, io: CommandIO): Prepared | number {
+  const token = io.env.AIRLOCK_PERSON_TOKEN;
+  if (token === undefined || token.length === 0) {
+    io.stderr('airlock approvals: set AIRLOCK_PERSON_TOKEN to your own person token or JWT\n');
+    return 2;
+  }
+  const raw = options.url ?? io.env.AIRLOCK_URL ?? DEFAULT_URL;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    io.stderr('airlock approvals: --url is not a URL\n');
+    return 2;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+    io.stderr('airlock approvals: --url must be an http(s) URL without credentials\n');
+    return 2;
+  }
+  return { base: url.origin, token };
+}
+
+async function request(prepared: Prepared, method: 'GET' | 'POST', path: string): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${prepared.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${prepared.token}`, accept: 'application/json' },
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new Error(
+      `cannot reach ${prepared.base}: ${errorLine(error instanceof Error && error.cause ? error.cause : error)}`,
+      { cause: error },
+    );
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text.length === 0 ? undefined : JSON.parse(text);
+  } catch {
+    throw new Error(`${response.status}: the gateway's answer is not JSON`);
+  }
+  if (response.ok) return body;
+  const error = (body as { error?: { message?: unknown; reason?: unknown } } | undefined)?.error;
+  const message = typeof error?.message === 'string' ? error.message : response.statusText;
+  const reason = typeof error?.reason === 'string' ? ` (${error.reason})` : '';
+  if (response.status === 401) throw new Error('401: the gateway did not accept AIRLOCK_PERSON_TOKEN as a person');
+  throw new Error(`${response.status}${reason}: ${message}`);
+}
