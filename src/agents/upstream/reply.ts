@@ -6,7 +6,7 @@
  * 1. the upstream entry's own secrets (the bearer token Airlock sends it) are redacted, in every
  *    form `redactSecrets` knows, also when the upstream splits one across two chunks (the start
  *    of a possible secret is held back until the next chunk shows whether it is one);
- * 2. look-alikes of the untrusted-content markers are neutralised (`neutraliseMarkers`), so the
+ * 2. look-alikes of the untrusted-content markers are neutralised (`neutraliseContinuation`, also across chunks), so the
  *    reply cannot close or open a frame that a later reader puts it in; an exact marker split
  *    across two chunks is held back and caught the same way;
  * 3. contact details (email addresses) are redacted (`redactContactDetails`);
@@ -26,7 +26,7 @@
 import {
   UNTRUSTED_END_MARKER,
   UNTRUSTED_START_MARKER,
-  neutraliseMarkers,
+  neutraliseContinuation,
   redactContactDetails,
   redactSecrets,
   secretForms,
@@ -105,6 +105,8 @@ export class ReplyFilter {
   /** Strings a chunk boundary must not split: every secret form, and the two exact markers. */
   readonly #watched: readonly WatchedString[];
   #pending = '';
+  /** The end of what already went through the marker check, so a look-alike completed later is still caught. */
+  #checkedTail = '';
   #relayed = 0;
   #truncated = false;
   #markers = 0;
@@ -165,7 +167,8 @@ export class ReplyFilter {
       this.#redactedSecrets += redacted.redacted;
       text = redacted.text;
     }
-    const neutralised = neutraliseMarkers(text);
+    const neutralised = neutraliseContinuation(this.#checkedTail, text);
+    this.#checkedTail = (this.#checkedTail + text).slice(-CHECKED_TAIL_CHARS);
     this.#markers += neutralised.neutralised;
     const clean = redactContactDetails(neutralised.text);
     this.#emails += clean.redacted;
@@ -182,6 +185,12 @@ export class ReplyFilter {
     return { text: kept + truncationNote(this.#maxReplyChars), truncated: true };
   }
 }
+
+/**
+ * How much of what went out the marker check looks back at: a disguised marker whose start went
+ * out in an earlier chunk is caught when the rest arrives (longer look-alikes are not plausible).
+ */
+const CHECKED_TAIL_CHARS = 1024;
 
 /** A string a cut must not split, with its KMP failure table (to find partial matches in linear time). */
 interface WatchedString {
