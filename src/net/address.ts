@@ -359,11 +359,30 @@ function parseAddress(text: string): Address | undefined {
   }
   if (!ipaddr.isValid(bare)) return undefined;
   try {
+    const compatible = IPV4_COMPATIBLE.exec(bare);
+    // ipaddr.js reads ::a.b.c.d as ::ffff:a.b.c.d; it is ::/96 (IPv4-compatible, deprecated),
+    // the same address as ::0808:0808 in hex, and is judged as that: reserved.
+    if (compatible !== null) {
+      const v4 = ipaddr.IPv4.parse(compatible[1] as string).toByteArray();
+      return new ipaddr.IPv6([
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        ((v4[0] ?? 0) << 8) | (v4[1] ?? 0),
+        ((v4[2] ?? 0) << 8) | (v4[3] ?? 0),
+      ]);
+    }
     return ipaddr.parse(bare);
   } catch {
     return undefined;
   }
 }
+
+/** `::a.b.c.d` (any case of `::`), not `::ffff:a.b.c.d`. */
+const IPV4_COMPATIBLE = /^(?:0{0,4}:){0,6}:(\d{1,3}(?:\.\d{1,3}){3})$/;
 
 /** Unwraps only the forms that are the IPv4 address itself on the wire (mapped, translated). */
 function unmapOnly(address: Address): Address {
