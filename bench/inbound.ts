@@ -26,7 +26,7 @@
  * ≥ 0.60×). Any non-2xx answer, socket error or timeout is printed per run, and the run ends with a
  * warning and exit code 1: such numbers are not comparable.
  *
- * Usage: npm run bench -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
+ * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
  * `--json` also writes bench/results/inbound-<ISO time>.json.
  */
 import { randomBytes } from 'node:crypto';
@@ -122,7 +122,7 @@ function parseSettings(argv: string[]): Settings {
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run bench -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]\n',
+      'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]\n',
     );
     process.exit(0);
   }

@@ -10,6 +10,8 @@ declare module 'autocannon' {
       pipelining?: number;
       /** Seconds. */
       duration?: number;
+      /** Stop after this many requests (instead of after `duration`). */
+      amount?: number;
       /** Per-request timeout, seconds. */
       timeout?: number;
       method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';

@@ -28,6 +28,8 @@ export interface ChildSpec {
   script: string;
   args?: readonly string[];
   env?: Readonly<Record<string, string>>;
+  /** How long to wait for the listening line; default 30 s. */
+  readyTimeoutMs?: number;
 }
 
 export interface ChildServer {
@@ -35,6 +37,8 @@ export interface ChildServer {
   /** `http://127.0.0.1:PORT`, from the child's first line. */
   readonly baseUrl: string;
   readonly pid: number | undefined;
+  /** The whole first line it printed (some peers add figures after the URL). */
+  readonly firstLine: string;
   /** Throws if the child has exited since it started. */
   assertAlive(): void;
 }
@@ -62,7 +66,8 @@ export function startChild(spec: ChildSpec): Promise<ChildServer> {
       const tail = stderr.text();
       reject(new Error(`${spec.name}: ${reason}${tail ? `\n--- stderr ---\n${tail}` : ''}`));
     };
-    const timer = setTimeout(() => fail(`no listening line within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
+    const readyMs = spec.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    const timer = setTimeout(() => fail(`no listening line within ${readyMs} ms`), readyMs);
     child.once('error', (error) => fail(error.message));
     child.once('exit', (code, signal) => fail(`exited before listening (code ${code}, signal ${signal})`));
 
@@ -74,15 +79,22 @@ export function startChild(spec: ChildSpec): Promise<ChildServer> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(childServer(spec.name, baseUrl, child, stderr.text));
+      resolve(childServer(spec.name, baseUrl, line, child, stderr.text));
     });
   });
 }
 
-function childServer(name: string, baseUrl: string, child: ChildProcess, stderr: () => string): ChildServer {
+function childServer(
+  name: string,
+  baseUrl: string,
+  firstLine: string,
+  child: ChildProcess,
+  stderr: () => string,
+): ChildServer {
   return {
     name,
     baseUrl,
+    firstLine,
     pid: child.pid,
     assertAlive() {
       if (child.exitCode !== null || child.signalCode !== null) {

@@ -34,6 +34,30 @@ export interface RunStats {
   timeouts: number;
 }
 
+/**
+ * Sends exactly `amount` requests over `connections` connections and resolves with the count of
+ * answers that were not 2xx, errors and timeouts (the memory bench's fill: no timing).
+ */
+export function sendAmount(target: Target, amount: number, connections: number): Promise<{ failures: number }> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: target.url,
+        method: 'POST',
+        headers: { ...target.headers },
+        body: target.body,
+        connections,
+        amount,
+        timeout: REQUEST_TIMEOUT_S,
+      },
+      (error, result) => {
+        if (error !== null) return reject(error);
+        resolve({ failures: result.non2xx + result.errors + result.timeouts });
+      },
+    );
+  });
+}
+
 /** Seconds to wait past the planned duration before stopping a run that did not end. */
 const OVERRUN_GRACE_S = 30;
 const REQUEST_TIMEOUT_S = 10;

@@ -28,7 +28,7 @@ export function formatRatio(value: number): string {
   return Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a';
 }
 
-const NUMERIC = /^(?:n\/a|[\d.,×/ ]+)$/;
+const NUMERIC = /^(?:n\/a|—|[\d.,×/ ]+)$/;
 
 /** Columns padded to their widest cell; cells that look numeric are right-aligned. */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {

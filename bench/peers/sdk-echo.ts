@@ -5,14 +5,22 @@
  * Airlock it checks a bearer token on every call (SHA-256 + constant-time compare), so both
  * agents pay for authentication.
  *
- * Run by bench/inbound.ts; prints `listening on http://127.0.0.1:PORT` as its first line.
- * JSON-RPC endpoint: POST /a2a/jsonrpc.
+ * Two more agents for the streaming and memory benches, on their own endpoints:
+ * - `POST /a2a/writer`: the equivalent of Airlock's `writer` agent with no pause between chunks:
+ *   the task, two `working` updates (the second with a status message), five text chunks of one
+ *   artifact (appended), then COMPLETED: nine events, as Airlock streams them;
+ * - `POST /a2a/hold`: the task and one `working` update, then the task stays open until it is
+ *   canceled or the process ends (held streams for the memory bench).
+ *
+ * Run by bench/inbound.ts, bench/stream.ts and bench/memory.ts; prints
+ * `listening on http://127.0.0.1:PORT` as its first line.
+ * JSON-RPC endpoints: POST /a2a/jsonrpc (echo), /a2a/writer, /a2a/hold.
  * Env: PORT (default 0 = any free port), BENCH_TOKEN (required bearer token; unset = no auth).
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import {
   AgentEvent,
@@ -26,8 +34,12 @@ import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 const HOST = '127.0.0.1';
 const RPC_PATH = '/a2a/jsonrpc';
+const WRITER_PATH = '/a2a/writer';
+const HOLD_PATH = '/a2a/hold';
+/** A held task ends by itself after this long, so that nothing outlives a forgotten run. */
+const HOLD_MAX_MS = 600_000;
 
-function echoCard(baseUrl: string): AgentCard {
+function echoCard(baseUrl: string, path = RPC_PATH): AgentCard {
   return {
     name: 'sdk-echo',
     description: 'Echo agent on @a2a-js/sdk (benchmark peer)',
@@ -36,7 +48,7 @@ function echoCard(baseUrl: string): AgentCard {
     supportedInterfaces: duplicateInterfacesForLegacy(
       [
         {
-          url: `${baseUrl}${RPC_PATH}`,
+          url: `${baseUrl}${path}`,
           protocolBinding: 'JSONRPC',
           tenant: '',
           protocolVersion: A2A_PROTOCOL_VERSION,
@@ -133,6 +145,127 @@ class EchoExecutor implements AgentExecutor {
   };
 }
 
+/** The same chunks as Airlock's writer agent about "hello". */
+const WRITER_CHUNKS = [
+  'Here is a short piece about "hello". ',
+  'Every subject starts as a question, and this one is no exception. ',
+  'Look at it closely and the small details begin to matter; ',
+  'step back and the shape of the whole becomes clear. ',
+  'That is all for now: thank you for asking about "hello".',
+];
+
+function submitted(context: RequestContext): ReturnType<typeof AgentEvent.task> {
+  const { taskId, contextId, userMessage } = context;
+  return AgentEvent.task(
+    context.task ?? {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [userMessage],
+      metadata: undefined,
+    },
+  );
+}
+
+function working(context: RequestContext, text?: string): ReturnType<typeof AgentEvent.statusUpdate> {
+  const { taskId, contextId } = context;
+  const message =
+    text === undefined
+      ? undefined
+      : {
+          messageId: randomUUID(),
+          contextId,
+          taskId,
+          role: Role.ROLE_AGENT,
+          parts: [textPart(text)],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        };
+  return AgentEvent.statusUpdate({
+    taskId,
+    contextId,
+    status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: new Date().toISOString() },
+    metadata: undefined,
+  });
+}
+
+/** Streams like Airlock's writer agent with `chunkDelayMs: 0`. */
+class WriterExecutor implements AgentExecutor {
+  execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const { taskId, contextId } = context;
+    bus.publish(submitted(context));
+    bus.publish(working(context));
+    bus.publish(working(context, 'Writing about "hello"…'));
+    const artifactId = randomUUID();
+    for (const [index, chunk] of WRITER_CHUNKS.entries()) {
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          append: index > 0,
+          lastChunk: index === WRITER_CHUNKS.length - 1,
+          metadata: undefined,
+          artifact: {
+            artifactId,
+            name: 'reply',
+            description: '',
+            parts: [textPart(chunk)],
+            metadata: undefined,
+            extensions: [],
+          },
+        }),
+      );
+    }
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
+  };
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => cancelled(taskId, bus);
+}
+
+/** Keeps its task working until it is canceled (or HOLD_MAX_MS pass). */
+class HoldExecutor implements AgentExecutor {
+  readonly #release = new Map<string, () => void>();
+
+  execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    bus.publish(submitted(context));
+    bus.publish(working(context, 'Holding'));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, HOLD_MAX_MS);
+      timer.unref();
+      this.#release.set(context.taskId, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.#release.delete(context.taskId);
+  };
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    this.#release.get(taskId)?.();
+    cancelled(taskId, bus);
+  };
+}
+
+function cancelled(taskId: string, bus: ExecutionEventBus): void {
+  bus.publish(
+    AgentEvent.statusUpdate({
+      taskId,
+      contextId: '',
+      status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+      metadata: undefined,
+    }),
+  );
+}
+
 /** Express middleware: 401 unless `Authorization: Bearer <token>` matches. */
 function bearerGuard(token: string): (req: Request, res: Response, next: NextFunction) => void {
   const expected = createHash('sha256').update(token).digest();
@@ -149,12 +282,19 @@ const app = express();
 const token = process.env.BENCH_TOKEN;
 const server = app.listen(Number(process.env.PORT ?? 0), HOST, () => {
   const baseUrl = `http://${HOST}:${(server.address() as AddressInfo).port}`;
-  const requestHandler = new DefaultRequestHandler(echoCard(baseUrl), new InMemoryTaskStore(), new EchoExecutor());
-  if (token !== undefined && token.length > 0) app.use(RPC_PATH, bearerGuard(token));
-  app.use(
-    RPC_PATH,
-    jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }),
-  );
+  const agents: [string, AgentExecutor][] = [
+    [RPC_PATH, new EchoExecutor()],
+    [WRITER_PATH, new WriterExecutor()],
+    [HOLD_PATH, new HoldExecutor()],
+  ];
+  for (const [path, executor] of agents) {
+    const requestHandler = new DefaultRequestHandler(echoCard(baseUrl, path), new InMemoryTaskStore(), executor);
+    if (token !== undefined && token.length > 0) app.use(path, bearerGuard(token));
+    app.use(
+      path,
+      jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }),
+    );
+  }
   process.stdout.write(`listening on ${baseUrl}\n`);
 });
 
