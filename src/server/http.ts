@@ -741,9 +741,9 @@ function sendAskError(res: ServerResponse, error: AskErrorResponse): void {
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   const body = JSON.stringify({ error: { code: 405, status: 'METHOD_NOT_ALLOWED', message: `Use ${allow}` } });
+  dropUnreadBody(res);
   res.writeHead(405, { ...JSON_HEADERS, allow, 'content-length': Buffer.byteLength(body) });
   res.end(body);
-  dropUnreadBody(res);
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
@@ -785,15 +785,17 @@ function refuse(
   headers: Record<string, string> = {},
 ): void {
   const body = JSON.stringify({ error: { code: status, status: code, message } });
+  // Before the head: a connection that will be closed must say so (Connection: close).
+  dropUnreadBody(res);
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
-  dropUnreadBody(res);
 }
 
 /**
- * After an answer sent before the request body was read: a request that has (or may have) a
- * body closes its connection instead of reading what is left, so a refused caller cannot make
- * the server swallow an unbounded body. Body-less requests keep their connection.
+ * For an answer sent before the request body was read (call it before the head is written): a
+ * request that has (or may have) a body closes its connection instead of reading what is left,
+ * so a refused caller cannot make the server swallow an unbounded body; the answer says
+ * `Connection: close`. Body-less requests keep their connection.
  */
 function dropUnreadBody(res: ServerResponse): void {
   const req = res.req;
@@ -805,6 +807,6 @@ function dropUnreadBody(res: ServerResponse): void {
 }
 
 function notFound(res: ServerResponse): void {
-  sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route or agent' } });
   dropUnreadBody(res);
+  sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route or agent' } });
 }

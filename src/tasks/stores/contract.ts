@@ -417,6 +417,25 @@ export function runTaskStoreContract(
         assert.deepEqual(await store.list('carol', { pageSize: 100 }), { tasks: [], nextPageToken: '', totalSize: 0 });
       });
 
+      void it('totalSize is exact right after a write, on every page and filter (a counted total is never stale)', async () => {
+        const { store, clock } = await open({ taskTtlMs: 10_000 });
+        for (let i = 0; i < 5; i++) await store.put('alice', makeTask({ id: `t${i}`, at: i }));
+        const first = await store.list('alice', { pageSize: 2 });
+        assert.equal(first.totalSize, 5);
+        const second = await store.list('alice', { pageSize: 2, pageToken: first.nextPageToken });
+        assert.equal(second.totalSize, 5);
+        await store.put('alice', makeTask({ id: 't5', at: 5 }));
+        assert.equal((await store.list('alice', { pageSize: 2 })).totalSize, 6);
+        assert.equal((await store.list('alice', { pageSize: 2, pageToken: first.nextPageToken })).totalSize, 6);
+        await store.put('alice', makeTask({ id: 't0', at: 6, state: 'completed' }));
+        assert.equal((await store.list('alice', { pageSize: 2, status: 'working' })).totalSize, 5);
+        assert.equal((await store.list('alice', { pageSize: 2, status: 'completed' })).totalSize, 1);
+        await store.put('bob', makeTask({ id: 'b0', at: 1 }));
+        assert.equal((await store.list('alice', { pageSize: 2 })).totalSize, 6);
+        clock.ms += 10_000;
+        assert.equal((await store.list('alice', { pageSize: 2 })).totalSize, 0);
+      });
+
       void it('a page token from one owner cannot reach another owner’s tasks', async () => {
         const { store } = await open();
         await store.put('bob', makeTask({ id: 'b1', at: 1 }));

@@ -68,3 +68,68 @@ export function checkStorableKeys(storeName: string, owner: string, task: Task):
     );
   }
 }
+
+/** How long a counted `totalSize` is reused while the owner's tasks do not change here. */
+export const TOTAL_SIZE_TTL_MS = 1_000;
+const MAX_CACHED_TOTALS = 10_000;
+
+/**
+ * ListTasks' `totalSize`, counted once and reused for {@link TOTAL_SIZE_TTL_MS}: the count is
+ * O(matching rows), the page O(log n + page), so paging through a large list would otherwise
+ * cost a full count per page. Exact within this process: every write of an owner's task
+ * (`changed`) and every deletion (`clear`) starts a new generation, and a count read before a
+ * change is never stored after it. Writes made by other replicas show within the TTL.
+ *
+ * @example
+ * ```ts
+ * const at = totals.generation(owner);
+ * const cached = totals.get(owner, at, filters, now);
+ * const { count, oldest } = cached === undefined ? countRows() : { count: cached, oldest: 0 };
+ * if (cached === undefined) totals.set(owner, at, filters, count, now, oldest + ttlMs);
+ * ```
+ */
+export class TotalSizeCache {
+  readonly #counts = new Map<string, { readonly count: number; readonly at: number; readonly until: number }>();
+  readonly #generations = new Map<string, number>();
+  #epoch = 0;
+
+  /** The owner's current generation: pass it to `get` and `set` of one list. */
+  generation(owner: string): number {
+    return this.#epoch * 2 ** 26 + (this.#generations.get(owner) ?? 0);
+  }
+
+  get(owner: string, generation: number, filters: readonly unknown[], now: number): number | undefined {
+    if (generation !== this.generation(owner)) return undefined;
+    const hit = this.#counts.get(keyOf(owner, generation, filters));
+    return hit !== undefined && now >= hit.at && now - hit.at < TOTAL_SIZE_TTL_MS && now < hit.until
+      ? hit.count
+      : undefined;
+  }
+
+  /**
+   * Keeps a count read at `generation`, unless the owner's tasks changed since. `until`: when the
+   * first counted task expires (its `updated_at` + TTL), after which the count would be too high.
+   */
+  set(owner: string, generation: number, filters: readonly unknown[], count: number, now: number, until: number): void {
+    if (generation !== this.generation(owner)) return;
+    if (this.#counts.size >= MAX_CACHED_TOTALS) this.#counts.clear();
+    this.#counts.set(keyOf(owner, generation, filters), { count, at: now, until });
+  }
+
+  /** One of the owner's tasks was written: its counts are stale. */
+  changed(owner: string): void {
+    if (this.#generations.size >= MAX_CACHED_TOTALS) this.clear();
+    this.#generations.set(owner, (this.#generations.get(owner) ?? 0) + 1);
+  }
+
+  /** Tasks were deleted (any owner's): every count is stale. */
+  clear(): void {
+    this.#counts.clear();
+    this.#generations.clear();
+    this.#epoch++;
+  }
+}
+
+function keyOf(owner: string, generation: number, filters: readonly unknown[]): string {
+  return JSON.stringify([owner, generation, ...filters]);
+}

@@ -56,6 +56,7 @@ import {
   MAX_ID_BYTES,
   MAX_OWNER_BYTES,
   MAX_TIMER_MS,
+  TotalSizeCache,
   type FilterShape,
 } from './durable.js';
 
@@ -104,7 +105,10 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 const MIN_BIGINT_SAFE = -Number.MAX_SAFE_INTEGER;
 
 interface ListRow extends QueryResultRow {
-  total: string;
+  /** Null when the page was read alone (its totalSize was known). */
+  total: string | null;
+  /** The oldest counted `updated_at` (a bigint as text), null when nothing was counted. */
+  oldest: string | null;
   id: string | null;
   status_ts: string | null;
   body: string | null;
@@ -137,6 +141,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly onBackgroundError: (error: unknown) => void;
   /** Puts waiting for the next group commit, by task id (see put). */
   private readonly pendingRows = new Map<string, PendingWrite>();
+  /** ListTasks' totalSize, reused while the owner's tasks do not change here (see TotalSizeCache). */
+  private readonly totals = new TotalSizeCache();
   /** The batch being written, if any: one at a time, so the puts of a task stay in order. */
   private flushing: Promise<void> | undefined;
   private flushScheduled = false;
@@ -283,12 +289,15 @@ export class PostgresTaskStore implements TaskStore {
       columns[7].push(row.body);
     }
     let written: Set<string>;
+    // Before and after the write: a count read on either side of the commit is never reused.
+    for (const { row } of batch) this.totals.changed(row.owner);
     try {
       const result = await this.query<{ id: string }>('airlock_task_put_many', this.sql.putMany, [
         ...columns,
         Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
       ]);
       written = new Set(result.rows.map((row) => row.id));
+      for (const { row } of batch) this.totals.changed(row.owner);
     } catch (error) {
       for (const pending of batch) for (const waiter of pending.waiters) waiter.reject(error);
       return;
@@ -361,8 +370,21 @@ export class PostgresTaskStore implements TaskStore {
       bound.id,
       query.pageSize + 1,
     );
-    const result = await this.query<ListRow>(`airlock_task_list_${shape}`, this.sql.list[shape], values);
+    const now = this.clock();
+    const generation = this.totals.generation(owner);
+    const countKey = [shape, contextId ?? null, status ?? null, values[values.length - 5]];
+    const cached = this.totals.get(owner, generation, countKey, now);
+    const result =
+      cached === undefined
+        ? await this.query<ListRow>(`airlock_task_list_${shape}`, this.sql.list[shape], values)
+        : await this.query<ListRow>(`airlock_task_page_${shape}`, this.sql.page[shape], values);
     const rows = result.rows.filter((row) => row.id !== null);
+    const totalSize = cached ?? Number(result.rows[0]?.total ?? 0);
+    if (cached === undefined) {
+      const oldest = result.rows[0]?.oldest;
+      const until = oldest === null || oldest === undefined ? Infinity : Number(oldest) + this.taskTtlMs;
+      this.totals.set(owner, generation, countKey, totalSize, now, until);
+    }
     const more = rows.length > query.pageSize;
     const shown = more ? rows.slice(0, query.pageSize) : rows;
     const last = shown[shown.length - 1];
@@ -370,7 +392,7 @@ export class PostgresTaskStore implements TaskStore {
       tasks: shown.map((row) => JSON.parse(row.body ?? 'null') as Task),
       nextPageToken:
         more && last !== undefined ? encodePageToken({ statusMs: Number(last.status_ts), id: last.id ?? '' }) : '',
-      totalSize: Number(result.rows[0]?.total ?? 0),
+      totalSize,
     };
   }
 
@@ -409,6 +431,7 @@ export class PostgresTaskStore implements TaskStore {
           }
         }
         await client.query('COMMIT');
+        if (deleted > 0) this.totals.clear();
         return deleted;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -657,6 +680,8 @@ interface Statements {
   running: string;
   get: string;
   list: Record<FilterShape, string>;
+  /** The page alone, for a list whose totalSize is known (TotalSizeCache). */
+  page: Record<FilterShape, string>;
   count: string;
   deleteExpired: string;
   deleteOldestFinished: string;
@@ -687,6 +712,12 @@ function statementsFor(schema: string): Statements {
       state: listSql(tasks, 'state'),
       contextState: listSql(tasks, 'contextState'),
     },
+    page: {
+      owner: listSql(tasks, 'owner', false),
+      context: listSql(tasks, 'context', false),
+      state: listSql(tasks, 'state', false),
+      contextState: listSql(tasks, 'contextState', false),
+    },
     count: `SELECT count(*) AS tasks FROM ${tasks}`,
     // The victims are picked on the retention index and deleted by primary key. `= ANY(ARRAY(…))`
     // rather than `IN (…)`: with the LIMIT a parameter, a generic plan for IN guesses a tenth of
@@ -705,7 +736,7 @@ function statementsFor(schema: string): Statements {
  * The count is O(matching rows) but reads only the index that answers the filters. The outer
  * LEFT JOIN returns one row even for an empty page, so the count always comes back.
  */
-function listSql(tasks: string, shape: FilterShape): string {
+function listSql(tasks: string, shape: FilterShape, withCount = true): string {
   let next = 1;
   const param = (): string => `$${next++}`;
   const filters = [`owner = ${param()}`];
@@ -716,14 +747,18 @@ function listSql(tasks: string, shape: FilterShape): string {
   const boundMs = param();
   const boundId = param();
   const limit = param();
+  // The aggregate row always exists, so the LEFT JOIN returns one row even for an empty page.
+  const counted = withCount
+    ? `SELECT count(*) AS total, min(updated_at) AS oldest FROM ${tasks} WHERE ${where}`
+    : 'SELECT NULL::bigint AS total, NULL::bigint AS oldest';
   return `WITH page AS (
       SELECT id, status_ts, body FROM ${tasks}
       WHERE ${where} AND status_ts <= ${boundMs} AND (status_ts < ${boundMs} OR id < ${boundId})
       ORDER BY status_ts DESC, id DESC
       LIMIT ${limit}
-    )
-    SELECT (SELECT count(*) FROM ${tasks} WHERE ${where}) AS total, page.id, page.status_ts, page.body
-    FROM (VALUES (1)) AS one (x) LEFT JOIN page ON true
+    ), counted AS (${counted})
+    SELECT counted.total, counted.oldest, page.id, page.status_ts, page.body
+    FROM counted LEFT JOIN page ON true
     ORDER BY page.status_ts DESC, page.id DESC`;
 }
 

@@ -60,6 +60,7 @@ import {
   MAX_ID_BYTES,
   MAX_OWNER_BYTES,
   MAX_TIMER_MS,
+  TotalSizeCache,
   type FilterShape,
 } from './durable.js';
 
@@ -105,7 +106,7 @@ interface PageRow {
 
 interface ListStatements {
   page: Statement<[Record<string, string | number>], PageRow>;
-  count: Statement<[Record<string, string | number>], number>;
+  count: Statement<[Record<string, string | number>], { total: number; oldest: number | null }>;
 }
 
 /**
@@ -138,6 +139,8 @@ export class SqliteTaskStore implements TaskStore {
   private readonly writeBatch: (params: Array<Record<string, string | number>>) => number[];
   private readonly selectOne: Statement<[string, string, number], string>;
   private readonly lists: Record<FilterShape, ListStatements>;
+  /** ListTasks' totalSize, reused while the owner's tasks do not change (see TotalSizeCache). */
+  private readonly totals = new TotalSizeCache();
   private readonly deleteExpired: Statement<[number, number]>;
   private readonly deleteOldestFinished: Statement<[number]>;
   private readonly readCount: Statement<[], number>;
@@ -245,7 +248,7 @@ export class SqliteTaskStore implements TaskStore {
     // synchronous=FULL) makes them all durable. Each caller still hears only once its own row
     // is on disk, and the loop is blocked once per batch instead of once per put.
     return new Promise<void>((resolve, reject) => {
-      this.pendingPuts.push({ params, resolve, reject });
+      this.pendingPuts.push({ owner, params, resolve, reject });
       if (this.pendingPuts.length === 1) setImmediate(this.flushPuts);
     });
   }
@@ -265,6 +268,8 @@ export class SqliteTaskStore implements TaskStore {
     } catch {
       changes = undefined;
     }
+    // Counts read while the batch was queued must not outlive it.
+    for (const put of batch) this.totals.changed(put.owner);
     if (changes !== undefined) {
       batch.forEach((put, index) => settlePut(put, changes[index] ?? 0));
       return;
@@ -330,12 +335,31 @@ export class SqliteTaskStore implements TaskStore {
     const bound = listBound(after);
     const pageParams = { ...filters, boundMs: bound.statusMs, boundId: bound.id, limit: query.pageSize + 1 };
     const statements = this.lists[shape];
-    const { rows, totalSize } = guard(() =>
-      this.db.transaction(() => ({
-        rows: statements.page.all(pageParams),
-        totalSize: statements.count.get(filters) ?? 0,
-      }))(),
-    );
+    const now = this.clock();
+    const generation = this.totals.generation(owner);
+    const countKey = [shape, contextId ?? null, status ?? null, filters.floor];
+    const cached = this.totals.get(owner, generation, countKey, now);
+    const { rows, counted } =
+      cached === undefined
+        ? guard(() =>
+            this.db.transaction(() => ({
+              rows: statements.page.all(pageParams),
+              counted: statements.count.get(filters),
+            }))(),
+          )
+        : { rows: guard(() => statements.page.all(pageParams)), counted: undefined };
+    const totalSize = cached ?? counted?.total ?? 0;
+    if (cached === undefined) {
+      const oldest = counted?.oldest ?? null;
+      this.totals.set(
+        owner,
+        generation,
+        countKey,
+        totalSize,
+        now,
+        oldest === null ? Infinity : oldest + this.taskTtlMs,
+      );
+    }
     const more = rows.length > query.pageSize;
     const shown = more ? rows.slice(0, query.pageSize) : rows;
     const last = shown[shown.length - 1];
@@ -359,7 +383,7 @@ export class SqliteTaskStore implements TaskStore {
    */
   sweep(limit: number = this.sweepBatch): number {
     const expiredBefore = this.expiredBefore(this.clock());
-    return guard(() =>
+    const deleted = guard(() =>
       this.db.transaction((): number => {
         const expired = this.deleteExpired.run(expiredBefore, limit).changes;
         const excess = (this.readCount.get() ?? 0) - this.maxTasks;
@@ -368,6 +392,8 @@ export class SqliteTaskStore implements TaskStore {
         return expired + evicted;
       })(),
     );
+    if (deleted > 0) this.totals.clear();
+    return deleted;
   }
 
   /**
@@ -404,6 +430,7 @@ export class SqliteTaskStore implements TaskStore {
       guard(() =>
         this.db.transaction(() => {
           for (const { owner, task } of replacements) this.upsert.run(this.upsertParams(owner, task, this.clock()));
+          this.totals.clear();
         })(),
       );
       settled += rows.length;
@@ -537,7 +564,10 @@ function prepareList(db: SqliteDatabase, shape: FilterShape): ListStatements {
        ORDER BY status_ts DESC, id DESC LIMIT @limit`,
     ),
     // O(matching rows), but only index entries: the index carries every column it filters on.
-    count: db.prepare<[Record<string, string | number>], number>(`SELECT count(*) ${from}`).pluck(),
+    // With the oldest `updated_at`: a reused count is good only until that task expires.
+    count: db.prepare<[Record<string, string | number>], { total: number; oldest: number | null }>(
+      `SELECT count(*) AS total, min(updated_at) AS oldest ${from}`,
+    ),
   };
 }
 
@@ -570,6 +600,7 @@ const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL|NOM
 /** Runs a database call, turning SQLite's "not now" failures into {@link StoreUnavailableError}. */
 /** A put waiting for the group commit. */
 interface PendingPut {
+  owner: string;
   params: Record<string, string | number>;
   resolve: () => void;
   reject: (error: unknown) => void;
