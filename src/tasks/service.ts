@@ -149,6 +149,11 @@ class ParkedAnswer extends Error {
   }
 }
 
+/** Rewrites of a refused final state: 250 ms, doubling to 5 s, about 5 minutes in all. */
+const WRITE_RETRY_FIRST_MS = 250;
+const WRITE_RETRY_MAX_MS = 5_000;
+const MAX_WRITE_RETRIES = 64;
+
 /** Actions one turn may take without asking (L1, L2) before it is stopped: no endless loop. */
 const MAX_ALLOWED_ACTIONS = 8;
 
@@ -188,6 +193,9 @@ export class TaskService {
   readonly #policy: TurnPolicy | undefined;
   readonly #observe: TaskObserver | undefined;
   readonly #gate: ParkingGate | undefined;
+  /** Pending rewrites of final states the store refused (see #writeLater). */
+  readonly #retryTimers = new Set<NodeJS.Timeout>();
+  #closed = false;
   /** Owner keys by principal key, then agent slug (see #ownerOf). */
   readonly #owners = new Map<string, Map<string, string>>();
   /** The bus is shared by replicas: a task not running here may be running on another one. */
@@ -476,6 +484,9 @@ export class TaskService {
 
   /** Aborts every running turn (shutdown). */
   async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#retryTimers) clearTimeout(timer);
+    this.#retryTimers.clear();
     this.#stopCancelRequests?.();
     const pending: Promise<void>[] = [];
     for (const live of this.#live.values()) {
@@ -860,10 +871,43 @@ export class TaskService {
       void live.writes.then(() => {
         if (live.writeFailed) {
           this.#log('error', 'task_store_write_failed', { taskId: live.task.id, error: describe(live.writeError) });
+          this.#writeLater(live.owner, live.task, 0);
         }
       });
     }
     if (source !== undefined) closeSource(source);
+  }
+
+  /**
+   * A turn's last state that the store refused (an outage): written again with backoff until
+   * the store takes it, so the task does not stay `working` for whoever polls it. Dropped when a
+   * newer turn of the task runs here, or the store already holds a newer state.
+   */
+  #writeLater(owner: string, task: Task, attempt: number): void {
+    if (this.#closed || attempt >= MAX_WRITE_RETRIES) {
+      if (!this.#closed) this.#log('error', 'task_store_write_abandoned', { taskId: task.id });
+      return;
+    }
+    const delay = Math.min(WRITE_RETRY_FIRST_MS * 2 ** attempt, WRITE_RETRY_MAX_MS);
+    const timer = setTimeout(() => {
+      this.#retryTimers.delete(timer);
+      void this.#retryWrite(owner, task, attempt);
+    }, delay);
+    timer.unref();
+    this.#retryTimers.add(timer);
+  }
+
+  async #retryWrite(owner: string, task: Task, attempt: number): Promise<void> {
+    if (this.#live.has(task.id)) return;
+    try {
+      const stored = await this.#store.get(owner, task.id);
+      if (stored !== undefined && stored.status.timestamp > task.status.timestamp) return;
+      if (this.#live.has(task.id)) return;
+      await this.#store.put(owner, task);
+      this.#log('warn', 'task_store_write_recovered', { taskId: task.id, attempts: attempt + 1 });
+    } catch {
+      this.#writeLater(owner, task, attempt + 1);
+    }
   }
 
   /** Applies one backend event. Returns true when the turn reached its outcome. */
