@@ -24,6 +24,7 @@ import { dialectForVersion } from '../protocol/version.js';
 import type { CardResolver, GuardedClient, GuardedResponse, GuardedStream, TrustedCard } from './contracts.js';
 import type { RegistryEntry } from './registry.js';
 import { SseTooLargeError, readSseEvents } from './sse-reader.js';
+import { isOutboundError } from '../net/errors.js';
 import type { CallErrorType, ShapeOptions } from './result.js';
 
 /**
@@ -118,7 +119,7 @@ export async function resolveEndpoint(entry: RegistryEntry, cards: CardResolver)
   try {
     trusted = await cards.resolve(entry);
   } catch (error) {
-    throw new CallFailure(errorTypeOf(error, 'card_invalid'));
+    throw transportFailure(error, 'card_invalid');
   }
   const { url, version } = trusted.endpoint;
   const dialect = dialectForVersion(version);
@@ -242,7 +243,14 @@ export function streamFailure(error: unknown, entry: RegistryEntry): CallFailure
     });
   }
   const type = errorTypeOf(error, 'invalid_response');
-  return type === 'invalid_response' ? undefined : new CallFailure(type);
+  if (type !== 'invalid_response') return new CallFailure(type);
+  return isOutboundError(error) && error.detail !== undefined ? transportFailure(error, type) : undefined;
+}
+
+/** A transport error as a failure, with its caller-safe detail when it has one. */
+function transportFailure(error: unknown, fallback: CallErrorType): CallFailure {
+  const detail = isOutboundError(error) ? error.detail : undefined;
+  return new CallFailure(errorTypeOf(error, fallback), detail === undefined ? {} : { detail });
 }
 
 /**
@@ -310,7 +318,7 @@ export class RemoteRpc {
         ...(signal !== undefined && { signal }),
       });
     } catch (error) {
-      throw new CallFailure(errorTypeOf(error, 'network_error'));
+      throw transportFailure(error, 'network_error');
     }
     checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;
@@ -421,7 +429,7 @@ export class RemoteRpc {
         ...(options.signal !== undefined && { signal: options.signal }),
       });
     } catch (error) {
-      throw new CallFailure(errorTypeOf(error, 'network_error'));
+      throw transportFailure(error, 'network_error');
     }
     checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;

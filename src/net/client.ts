@@ -305,6 +305,7 @@ function refuseEncodings(headers: Record<string, string>, origin: string): void 
     throw new OutboundError(
       'invalid_response',
       `${origin} sent an encoded reply (content-encoding other than identity) although identity was requested`,
+      { detail: 'the remote sent a compressed response, which Airlock never decodes' },
     );
   }
   if (codings(headers['transfer-encoding']).some((token) => token !== 'chunked' && token !== 'identity')) {

@@ -35,11 +35,14 @@ export type OutboundErrorCode =
  */
 export class OutboundError extends Error {
   readonly code: OutboundErrorCode;
+  /** A short description safe to show a caller (no origin, address or secret), when there is one. */
+  readonly detail?: string;
 
-  constructor(code: OutboundErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: OutboundErrorCode, message: string, options?: { cause?: unknown; detail?: string }) {
     super(message, options);
     this.name = 'OutboundError';
     this.code = code;
+    if (options?.detail !== undefined) this.detail = options.detail;
   }
 }
 

@@ -7,7 +7,7 @@
  * | Fault                                                  | Expected behaviour                                                                                           | Asserted in                      |
  * | ------------------------------------------------------ | ------------------------------------------------------------------------------------------------------------ | -------------------------------- |
  * | remote answers SendMessage with a gzip bomb            | never decoded (1 GiB inflated, ~1 MB sent; rss < +256 MB): FAILED "… (invalid_response): the remote sent a   | compression bomb › relay         |
- * |                                                        | response that is not valid A2A.", < 5 s; log: upstream_failed type invalid_response (not "compressed")       |                                  |
+ * |                                                        | compressed response, which Airlock never decodes.", < 5 s; log: upstream_failed type invalid_response     |                                  |
  * | remote serves its agent card as a gzip bomb            | card refused, no RPC sent: FAILED "… (card_invalid): the remote agent's card is invalid or unusable.", < 5 s  | compression bomb › card          |
  * | same bomb through the outbound client (`airlock call`) | error result, error_type invalid_response, < 5 s                                                             | compression bomb › client        |
  * | remote SSE stream that never ends (floods)             | cut at max_response_bytes: FAILED "(response_too_large)"; the remote sees the stream closed; upstream canceled | endless SSE › byte cap           |
@@ -251,7 +251,7 @@ describe('fault: the remote agent sends a compression bomb', () => {
       assert.equal(task.status.state, 'TASK_STATE_FAILED');
       assert.equal(
         statusText(task),
-        'The upstream agent could not be used (invalid_response): the remote sent a response that is not valid A2A.',
+        'The upstream agent could not be used (invalid_response): the remote sent a compressed response, which Airlock never decodes.',
       );
       const logged = gw.logger.events('upstream_failed').filter((line) => line.agent === 'bomb');
       assert.deepEqual(
@@ -298,6 +298,7 @@ describe('fault: the remote agent sends a compression bomb', () => {
       const result = await client.send({ agent: 'bomb', message: 'hello' });
       assert.equal(result.status, 'error', JSON.stringify(result));
       assert.equal(result.error_type, 'invalid_response');
+      assert.match(JSON.stringify(result), /compressed response/);
       assert.ok(Date.now() - started < 5_000);
     } finally {
       await transport.close();
