@@ -30,6 +30,8 @@ import { createGateway, type Gateway } from '../src/server/http.js';
 import { silentLogger } from '../src/server/log.js';
 import { createUpstreams, type Upstreams } from '../src/server/upstreams.js';
 import { rpc } from './helpers/gateway.js';
+import { approvalsAnswerCommand, approvalsQuestionsCommand } from '../src/cli/approvals.js';
+import { captureIO } from './helpers/command-io.js';
 
 const RPC_PATH = '/a2a/jsonrpc';
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -268,13 +270,15 @@ clients:
     const asBot = await fetch(`${gw}/approvals/questions`, { headers: { authorization: `Bearer ${BOT_TOKEN}` } });
     assert.equal(asBot.status, 401);
 
-    // 4. The person answers.
-    const answered = await fetch(`${gw}/approvals/questions/${parked.question_id}/answer`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ALICE_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ text: 'Wednesday' }),
-    });
-    assert.equal(answered.status, 200, await answered.clone().text());
+    // 4. The person sees it and answers, with `airlock approvals questions|answer`.
+    const shown = captureIO({ AIRLOCK_PERSON_TOKEN: ALICE_TOKEN });
+    assert.equal(await approvalsQuestionsCommand({ url: gw }, shown), 0);
+    assert.ok(shown.out.includes(parked.question_id) && shown.out.includes('asks (untrusted) "'), shown.out);
+    const asCaller = captureIO({ AIRLOCK_PERSON_TOKEN: BOT_TOKEN });
+    assert.equal(await approvalsAnswerCommand(parked.question_id, 'Friday', { url: gw }, asCaller), 1);
+    const answered = captureIO({ AIRLOCK_PERSON_TOKEN: ALICE_TOKEN });
+    assert.equal(await approvalsAnswerCommand(parked.question_id, 'Wednesday', { url: gw }, answered), 0);
+    assert.equal(answered.out, `answered ${parked.question_id}\n`);
 
     // 5. The caller's next message sends the person's answer, on the same remote task.
     const done = await send('go on', asked.id);

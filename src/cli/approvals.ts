@@ -1,5 +1,6 @@
 /**
- * `airlock approvals list|approve|deny`: the person's side of a guarded action, from a terminal.
+ * `airlock approvals list|approve|deny|questions|answer`: the person's side of a guarded action,
+ * and of a remote agent's question, from a terminal.
  * It talks to a running gateway's `/approvals` endpoints with the person's OWN credential — a
  * person token from `approvals.people` or their JWT — read from `AIRLOCK_PERSON_TOKEN` (never a
  * flag: a flag shows in `ps` and shell history). A client token is refused by the gateway: the
@@ -7,7 +8,9 @@
  *
  * Output: `list` prints one block per pending action (id, agent, client, tool, level and its
  * meaning, redacted arguments, expiry), or `no pending approvals`; `--json` prints the views.
- * `approve`/`deny` print `approved <id>` / `denied <id>`. Exit 0 on success; 1 when the gateway
+ * `approve`/`deny` print `approved <id>` / `denied <id>`. `questions` prints each remote agent's
+ * question waiting for you (id, agent, remote agent, the question as untrusted text); `answer`
+ * prints `answered <id>`. Exit 0 on success; 1 when the gateway
  * refused (one line with its reason: not yours, already decided, expired, unknown id) or cannot
  * be reached; 2 for a missing credential or a bad URL.
  *
@@ -16,6 +19,7 @@
  * export AIRLOCK_PERSON_TOKEN=$(cat ~/.airlock/alice-token)
  * airlock approvals list --url http://127.0.0.1:41241
  * airlock approvals approve 3q2-… --url http://127.0.0.1:41241
+ * airlock approvals answer Zk9-… "Wednesday at 7"
  * ```
  */
 import { errorLine, PROCESS_IO, type CommandIO } from './registry.js';
@@ -29,6 +33,8 @@ export interface ApprovalsCommandOptions {
 const DEFAULT_URL = 'http://127.0.0.1:41241';
 const TIMEOUT_MS = 10_000;
 const ACTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** What the gateway takes as one answer. */
+const MAX_ANSWER_CHARS = 8192;
 
 interface ApprovalViewJson {
   actionId: string;
@@ -116,6 +122,94 @@ export async function approvalsDecideCommand(
   }
 }
 
+interface QuestionViewJson {
+  questionId: string;
+  agent: string;
+  remoteAgent: string;
+  state: string;
+  question: string;
+  expiresAt: string;
+  taskId: string;
+}
+
+/**
+ * Lists the remote agents' questions waiting for the signed-in person. Resolves with the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await approvalsQuestionsCommand({ url });
+ * ```
+ */
+export async function approvalsQuestionsCommand(
+  options: ApprovalsCommandOptions,
+  io: CommandIO = PROCESS_IO,
+): Promise<number> {
+  const prepared = prepare(options, io);
+  if (typeof prepared === 'number') return prepared;
+  try {
+    const body = (await request(prepared, 'GET', '/approvals/questions')) as { questions: QuestionViewJson[] };
+    if (options.json === true) {
+      io.stdout(`${JSON.stringify(body.questions, null, 2)}\n`);
+      return 0;
+    }
+    if (body.questions.length === 0) {
+      io.stdout('no questions waiting\n');
+      return 0;
+    }
+    for (const view of body.questions) {
+      io.stdout(
+        [
+          `${view.questionId}`,
+          `  agent ${view.agent} · remote ${view.remoteAgent} (${view.state}) · task ${view.taskId}`,
+          // The remote's words: shown as data, one line, never as instructions.
+          `  asks (untrusted) ${JSON.stringify(view.question)}`,
+          `  expires ${view.expiresAt}`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return 0;
+  } catch (error) {
+    io.stderr(`airlock approvals questions: ${errorLine(error)}\n`);
+    return 1;
+  }
+}
+
+/**
+ * Answers one remote agent's question as the signed-in person; the answer goes to the remote
+ * task when the caller next sends a message on its task. Resolves with the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await approvalsAnswerCommand(questionId, 'Wednesday', { url });
+ * ```
+ */
+export async function approvalsAnswerCommand(
+  questionId: string,
+  text: string,
+  options: ApprovalsCommandOptions,
+  io: CommandIO = PROCESS_IO,
+): Promise<number> {
+  if (!ACTION_ID.test(questionId)) {
+    io.stderr('airlock approvals answer: not a question id (copy it from `airlock approvals questions`)\n');
+    return 2;
+  }
+  if (text.length === 0 || text.length > MAX_ANSWER_CHARS) {
+    io.stderr(`airlock approvals answer: the answer must be 1 to ${MAX_ANSWER_CHARS} characters\n`);
+    return 2;
+  }
+  const prepared = prepare(options, io);
+  if (typeof prepared === 'number') return prepared;
+  try {
+    await request(prepared, 'POST', `/approvals/questions/${questionId}/answer`, { text });
+    io.stdout(`answered ${questionId}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`airlock approvals answer: ${errorLine(error)}\n`);
+    return 1;
+  }
+}
+
 interface Prepared {
   base: string;
   token: string;
@@ -142,12 +236,17 @@ function prepare(options: ApprovalsCommandOptions, io: CommandIO): Prepared | nu
   return { base: url.origin, token };
 }
 
-async function request(prepared: Prepared, method: 'GET' | 'POST', path: string): Promise<unknown> {
+async function request(prepared: Prepared, method: 'GET' | 'POST', path: string, json?: unknown): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(`${prepared.base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${prepared.token}`, accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${prepared.token}`,
+        accept: 'application/json',
+        ...(json !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(json !== undefined && { body: JSON.stringify(json) }),
       redirect: 'error',
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });

@@ -8,7 +8,12 @@ import { ConfigError } from '../config/errors.js';
 import { generateToken } from '../config/tokens.js';
 import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
 import { agentsCommand } from './agents.js';
-import { approvalsDecideCommand, approvalsListCommand } from './approvals.js';
+import {
+  approvalsAnswerCommand,
+  approvalsDecideCommand,
+  approvalsListCommand,
+  approvalsQuestionsCommand,
+} from './approvals.js';
 import { auditVerifyCommand } from './audit.js';
 import { dbMigrateCommand } from './db.js';
 import { call } from './call.js';
@@ -164,6 +169,28 @@ approvals
     process.exitCode = await approvalsListCommand({
       ...(options.url !== undefined && { url: options.url }),
       ...(options.json === true && { json: true }),
+    });
+  });
+approvals
+  .command('questions')
+  .description("remote agents' questions waiting for your answer")
+  .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
+  .option('--json', 'print the views as JSON')
+  .action(async (options) => {
+    process.exitCode = await approvalsQuestionsCommand({
+      ...(options.url !== undefined && { url: options.url }),
+      ...(options.json === true && { json: true }),
+    });
+  });
+approvals
+  .command('answer')
+  .description("answer a remote agent's question (sent on its task when the caller next writes)")
+  .argument('<questionId>', 'the question id')
+  .argument('<text>', 'your answer')
+  .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
+  .action(async (questionId, text, options) => {
+    process.exitCode = await approvalsAnswerCommand(questionId, text, {
+      ...(options.url !== undefined && { url: options.url }),
     });
   });
 for (const decision of ['approve', 'deny'] as const) {
