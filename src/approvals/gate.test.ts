@@ -140,6 +140,24 @@ describe('ApprovalService with the task service', () => {
     assert.deepEqual(await gate.pending(ALICE), []);
   });
 
+  it('what the service remembers beside its stores stays bounded by maxPending', async () => {
+    const gate = new ApprovalService({
+      settings: { ttlMs: 60_000, serviceMaxLevel: 'L2', maxPending: 4 },
+      agentMaxLevels: new Map([['ops', 'L4']]),
+      clientOwners: new Map([['bot', ALICE]]),
+      secrets: [],
+      baseUrl: () => 'http://127.0.0.1:1',
+    });
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const backend = proposer();
+    for (let i = 0; i < 20; i++) {
+      const parked = taskOf(await service.send(ctx(backend), send(`deploy ${i}`)));
+      await gate.decide(parkedOn(parked)!.id, ALICE, 'approve');
+      assert.equal(taskOf(await service.send(ctx(backend), send('go', parked.id))).status.state, 'completed');
+      assert.ok(gate.remembered <= 4, `remembers ${gate.remembered}`);
+    }
+  });
+
   it('without a gate, a proposal fails its task', async () => {
     const service = new TaskService({ store: new MemoryTaskStore() });
     const failed = taskOf(await service.send(ctx(proposer('L1')), send('x')));

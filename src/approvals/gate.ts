@@ -66,6 +66,16 @@ export interface ApprovalServiceOptions {
   readonly now?: () => number;
 }
 
+/** Where an action or question came from (for views, audit rows and pruning). */
+interface Origin {
+  readonly kind: 'action' | 'question';
+  readonly owner: string;
+  readonly taskId: string;
+  readonly agent: string;
+  readonly client: string;
+  readonly contextId: string;
+}
+
 /** A parked task's data part names what it waits for. */
 type ParkedOn = { readonly kind: 'action'; readonly id: string } | { readonly kind: 'question'; readonly id: string };
 
@@ -94,7 +104,11 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
   /** What the backend proposed, unredacted, until the approval is used (it gets them back). */
   readonly #originalArgs = new Map<string, unknown>();
   /** Where each action / question came from, for views and audit rows. */
-  readonly #origins = new Map<string, { agent: string; client: string; contextId: string }>();
+  readonly #origins = new Map<string, Origin>();
+  /** taskId → the latest action proposed on it (for the console's task list). */
+  readonly #actionByTask = new Map<string, string>();
+  /** Above this many remembered origins, the ones whose action or question is gone are dropped. */
+  readonly #pruneAt: number;
   /** userId → taskId → view (insertion order = age). */
   readonly #tasks = new Map<string, Map<string, PersonTaskView>>();
   /** userId → newest-last audit rows. */
@@ -113,8 +127,14 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
     this.#audit = options.audit;
     this.#baseUrl = options.baseUrl;
     this.#now = options.now ?? Date.now;
+    this.#pruneAt = maxPending;
     this.#actions = new MemoryApprovalStore({ maxActions: maxPending });
     this.#questions = new MemoryQuestionStore({ maxQuestions: maxPending });
+  }
+
+  /** Actions and questions whose origin is remembered (for metrics and tests; bounded by maxPending). */
+  get remembered(): number {
+    return this.#origins.size;
   }
 
   // ---- ParkingGate -------------------------------------------------------------------------
@@ -165,6 +185,7 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       );
     }
     const now = this.#now();
+    this.#prune(now);
     const { value: args } = redactActionArgs(proposal.args ?? {}, { secrets: this.#secrets });
     let action: PendingAction;
     try {
@@ -194,7 +215,15 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
     });
     this.#originalArgs.set(action.actionId, proposal.args ?? {});
-    this.#origins.set(action.actionId, { agent: ctx.agentSlug, client, contextId: task.contextId });
+    this.#origins.set(action.actionId, {
+      kind: 'action',
+      owner,
+      taskId: task.id,
+      agent: ctx.agentSlug,
+      client,
+      contextId: task.contextId,
+    });
+    this.#actionByTask.set(task.id, action.actionId);
     const url = `${this.#baseUrl()}/approvals/${action.actionId}`;
     const info = levelView(level);
     return {
@@ -219,6 +248,7 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       return { kind: 'park', parts: [{ kind: 'text', text: remote.question }] };
     }
     const now = this.#now();
+    this.#prune(now);
     let question: PendingQuestion;
     try {
       question = this.#questions.create(
@@ -256,7 +286,14 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       state: remote.state,
       ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
     });
-    this.#origins.set(question.questionId, { agent: ctx.agentSlug, client, contextId: task.contextId });
+    this.#origins.set(question.questionId, {
+      kind: 'question',
+      owner,
+      taskId: task.id,
+      agent: ctx.agentSlug,
+      client,
+      contextId: task.contextId,
+    });
     const url = `${this.#baseUrl()}/console`;
     return {
       kind: 'park',
@@ -666,12 +703,30 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
   }
 
   #openActionOn(taskId: string): string | undefined {
-    for (const [actionId, origin] of this.#origins) {
-      void origin;
-      const action = this.#actions.peek(actionId);
-      if (action?.taskId === taskId && approvalStatus(action, this.#now()) === 'pending') return actionId;
+    const actionId = this.#actionByTask.get(taskId);
+    const action = actionId === undefined ? undefined : this.#actions.peek(actionId);
+    return action !== undefined && approvalStatus(action, this.#now()) === 'pending' ? actionId : undefined;
+  }
+
+  /**
+   * Keeps what this service remembers beside the stores bounded: once it holds as many origins
+   * as the stores may hold records, the stores are swept and the origins (and unredacted
+   * arguments) of actions and questions no longer there are dropped.
+   */
+  #prune(now: number): void {
+    if (this.#origins.size < this.#pruneAt) return;
+    void this.#actions.sweep(now);
+    this.#questions.sweep(now);
+    for (const [id, origin] of this.#origins) {
+      const alive =
+        origin.kind === 'action'
+          ? this.#actions.peek(id) !== undefined
+          : this.#questions.get(origin.owner, id) !== undefined;
+      if (alive) continue;
+      this.#origins.delete(id);
+      this.#originalArgs.delete(id);
+      if (this.#actionByTask.get(origin.taskId) === id) this.#actionByTask.delete(origin.taskId);
     }
-    return undefined;
   }
 
   #forgetOldestPerson(): void {
