@@ -28,7 +28,7 @@ describe('examples/approvals.yaml', () => {
     dir = await mkdtemp(join(tmpdir(), 'airlock-approvals-example-'));
     const shipped = await readFile('examples/approvals.yaml', 'utf8');
     const yaml = shipped
-      .replace(/^  port: \d+$/m, '  port: 0')
+      .replace(/^ {2}port: \d+$/m, '  port: 0')
       .replace(/^audit: .*$/m, `audit: { file: '${join(dir, 'audit.jsonl')}' }`);
     assert.notEqual(yaml, shipped);
     const config = parseConfig(yaml, env);
