@@ -61,35 +61,19 @@ export async function approvalsListCommand(
   options: ApprovalsCommandOptions,
   io: CommandIO = PROCESS_IO,
 ): Promise<number> {
-  const prepared = prepare(options, io);
-  if (typeof prepared === 'number') return prepared;
-  try {
-    const body = (await request(prepared, 'GET', '/approvals')) as { approvals: ApprovalViewJson[] };
-    if (options.json === true) {
-      io.stdout(`${JSON.stringify(body.approvals, null, 2)}\n`);
-      return 0;
-    }
-    if (body.approvals.length === 0) {
-      io.stdout('no pending approvals\n');
-      return 0;
-    }
-    for (const view of body.approvals) {
-      io.stdout(
-        [
-          `${view.actionId}`,
-          `  agent ${view.agent} · client ${view.client} · task ${view.taskId}`,
-          `  tool ${view.tool} · ${view.level} ${view.levelName}: ${view.levelMeaning}`,
-          `  args ${JSON.stringify(view.args)}`,
-          `  expires ${view.expiresAt}`,
-          '',
-        ].join('\n'),
-      );
-    }
-    return 0;
-  } catch (error) {
-    io.stderr(`airlock approvals list: ${errorLine(error)}\n`);
-    return 1;
-  }
+  return listCommand<ApprovalViewJson>(options, io, {
+    name: 'list',
+    path: '/approvals',
+    key: 'approvals',
+    empty: 'no pending approvals',
+    lines: (view) => [
+      view.actionId,
+      `  agent ${view.agent} · client ${view.client} · task ${view.taskId}`,
+      `  tool ${view.tool} · ${view.level} ${view.levelName}: ${view.levelMeaning}`,
+      `  args ${JSON.stringify(view.args)}`,
+      `  expires ${view.expiresAt}`,
+    ],
+  });
 }
 
 /**
@@ -144,35 +128,19 @@ export async function approvalsQuestionsCommand(
   options: ApprovalsCommandOptions,
   io: CommandIO = PROCESS_IO,
 ): Promise<number> {
-  const prepared = prepare(options, io);
-  if (typeof prepared === 'number') return prepared;
-  try {
-    const body = (await request(prepared, 'GET', '/approvals/questions')) as { questions: QuestionViewJson[] };
-    if (options.json === true) {
-      io.stdout(`${JSON.stringify(body.questions, null, 2)}\n`);
-      return 0;
-    }
-    if (body.questions.length === 0) {
-      io.stdout('no questions waiting\n');
-      return 0;
-    }
-    for (const view of body.questions) {
-      io.stdout(
-        [
-          `${view.questionId}`,
-          `  agent ${view.agent} · remote ${view.remoteAgent} (${view.state}) · task ${view.taskId}`,
-          // The remote's words: shown as data, one line, never as instructions.
-          `  asks (untrusted) ${JSON.stringify(view.question)}`,
-          `  expires ${view.expiresAt}`,
-          '',
-        ].join('\n'),
-      );
-    }
-    return 0;
-  } catch (error) {
-    io.stderr(`airlock approvals questions: ${errorLine(error)}\n`);
-    return 1;
-  }
+  return listCommand<QuestionViewJson>(options, io, {
+    name: 'questions',
+    path: '/approvals/questions',
+    key: 'questions',
+    empty: 'no questions waiting',
+    lines: (view) => [
+      view.questionId,
+      `  agent ${view.agent} · remote ${view.remoteAgent} (${view.state}) · task ${view.taskId}`,
+      // The remote's words: shown as data, one line, never as instructions.
+      `  asks (untrusted) ${JSON.stringify(view.question)}`,
+      `  expires ${view.expiresAt}`,
+    ],
+  });
 }
 
 /**
@@ -206,6 +174,31 @@ export async function approvalsAnswerCommand(
     return 0;
   } catch (error) {
     io.stderr(`airlock approvals answer: ${errorLine(error)}\n`);
+    return 1;
+  }
+}
+
+/** One of the listing commands: what it reads and how it prints each view. */
+interface Listing<T> {
+  name: string;
+  path: string;
+  key: string;
+  empty: string;
+  lines: (view: T) => string[];
+}
+
+async function listCommand<T>(options: ApprovalsCommandOptions, io: CommandIO, listing: Listing<T>): Promise<number> {
+  const prepared = prepare(options, io);
+  if (typeof prepared === 'number') return prepared;
+  try {
+    const body = (await request(prepared, 'GET', listing.path)) as Record<string, T[] | undefined>;
+    const views = body[listing.key] ?? [];
+    if (options.json === true) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
+    else if (views.length === 0) io.stdout(`${listing.empty}\n`);
+    else for (const view of views) io.stdout(`${[...listing.lines(view), ''].join('\n')}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`airlock approvals ${listing.name}: ${errorLine(error)}\n`);
     return 1;
   }
 }
