@@ -368,6 +368,16 @@ auth:
     assert.equal(sink.ofType('a2a.approval.requested').filter((event) => event.taskId === failed.id).length, 0);
   });
 
+  it('an identity-provider user named like a configured person cannot decide for that person', BOUNDED, async () => {
+    // bot's owner is the configured person alice (person:alice); a JWT whose sub is "alice" is
+    // jwt:alice, somebody else. Fails if the two namespaces are merged.
+    const parked = await sendRaw('ops', 'mail bob', BOT_TOKEN, local.url);
+    const action = parked.status.message.parts.find((part: any) => part.data !== undefined).data;
+    const namesake = await mint({ sub: 'alice' });
+    assert.equal((await decide(action.action_id, 'approve', namesake, local.url)).status, 403);
+    assert.equal((await decide(action.action_id, 'approve', ALICE_TOKEN, local.url)).status, 200);
+  });
+
   it('a delegated principal: only the delegating user, signed in as themself, approves', BOUNDED, async () => {
     const delegated = await mint({ sub: 'carol', act: { sub: 'planner-agent' } });
     const parked = await sendRaw('ops', 'mail the board', delegated, local.url);

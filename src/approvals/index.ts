@@ -166,7 +166,6 @@ export {
   MAX_ANSWER_CHARS,
   MAX_QUESTION_CHARS,
   MemoryQuestionStore,
-  newQuestionId,
   QUESTION_CUT_NOTE,
   questionStatus,
   questionView,

@@ -6,7 +6,6 @@ import {
   MAX_ANSWER_CHARS,
   MAX_QUESTION_CHARS,
   MemoryQuestionStore,
-  newQuestionId,
   QUESTION_CUT_NOTE,
   questionStatus,
   questionView,
@@ -44,9 +43,12 @@ function throwsWith(run: () => unknown, code: ApprovalErrorCode): void {
   });
 }
 
-describe('newQuestionId', () => {
-  it('is 256 random bits in base64url, never repeating', () => {
-    const ids = new Set(Array.from({ length: 1000 }, newQuestionId));
+describe('question ids', () => {
+  it('are 256 random bits in base64url by default, never repeating', () => {
+    const store = new MemoryQuestionStore({ maxQuestions: 2000 });
+    const ids = new Set(
+      Array.from({ length: 1000 }, (_, i) => store.create(input({ taskId: `t-${i}` }), NOW).questionId),
+    );
     assert.equal(ids.size, 1000);
     for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{43}$/);
   });

@@ -21,10 +21,10 @@
  * questions.consume(asked.questionId, taskId, Date.now()).answer; // 'Tuesday'; a second call throws 'already_consumed'
  * ```
  */
-import { randomBytes } from 'node:crypto';
 import { mayDecide, type Decider } from './decider.js';
 import type { RemoteQuestionView } from './desk.js';
-import { ApprovalError, type ApprovalErrorCode } from './store.js';
+import { ApprovalError, newActionId, type ApprovalErrorCode } from './store.js';
+import { TaskIndex } from './task-index.js';
 
 /**
  * The longest question kept, in characters: a longer one is cut, ending with
@@ -249,20 +249,8 @@ export interface QuestionStore {
 export interface MemoryQuestionStoreOptions {
   /** The most questions kept at once (default 10 000): a remote agent cannot grow the store without bound. */
   readonly maxQuestions?: number;
-  /** Makes question ids (default: 32 random bytes, base64url). For tests only. */
+  /** Makes question ids (default: `newActionId`, 32 random bytes, base64url). For tests only. */
   readonly newQuestionId?: () => string;
-}
-
-/**
- * A fresh, unguessable question id: 32 bytes from the CSPRNG, base64url (43 characters).
- *
- * @example
- * ```ts
- * newQuestionId().length; // 43
- * ```
- */
-export function newQuestionId(): string {
-  return randomBytes(32).toString('base64url');
 }
 
 /**
@@ -278,15 +266,15 @@ export function newQuestionId(): string {
  */
 export class MemoryQuestionStore implements QuestionStore {
   readonly #questions = new Map<string, PendingQuestion>();
-  /** owner → taskId → the latest questionId on that task. Nested maps: no separator to escape. */
-  readonly #byTask = new Map<string, Map<string, string>>();
+  /** The latest question on each owner's task. */
+  readonly #byTask = new TaskIndex();
   readonly #maxQuestions: number;
   readonly #newQuestionId: () => string;
 
   constructor(options: MemoryQuestionStoreOptions = {}) {
     const max = options.maxQuestions;
     this.#maxQuestions = typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : 10_000;
-    this.#newQuestionId = options.newQuestionId ?? newQuestionId;
+    this.#newQuestionId = options.newQuestionId ?? newActionId;
   }
 
   /** How many questions are held (for metrics and tests). */
@@ -342,9 +330,7 @@ export class MemoryQuestionStore implements QuestionStore {
     // A finished question on the task (its answer used, or expired) is replaced, not kept.
     if (previous !== undefined) this.#questions.delete(previous.questionId);
     this.#questions.set(questionId, record);
-    let tasks = this.#byTask.get(input.owner);
-    if (tasks === undefined) this.#byTask.set(input.owner, (tasks = new Map<string, string>()));
-    tasks.set(input.taskId, questionId);
+    this.#byTask.set(input.owner, input.taskId, questionId);
     return record;
   }
 
@@ -430,15 +416,11 @@ export class MemoryQuestionStore implements QuestionStore {
 
   #drop(record: PendingQuestion): void {
     this.#questions.delete(record.questionId);
-    const tasks = this.#byTask.get(record.owner);
-    if (tasks?.get(record.taskId) === record.questionId) {
-      tasks.delete(record.taskId);
-      if (tasks.size === 0) this.#byTask.delete(record.owner);
-    }
+    this.#byTask.delete(record.owner, record.taskId, record.questionId);
   }
 
   #latestFor(owner: string, taskId: string): PendingQuestion | undefined {
-    const questionId = this.#byTask.get(owner)?.get(taskId);
+    const questionId = this.#byTask.get(owner, taskId);
     return questionId === undefined ? undefined : this.#questions.get(questionId);
   }
 }

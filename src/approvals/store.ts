@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { mayDecide, type DecisionActor, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
+import { TaskIndex } from './task-index.js';
 
 /**
  * Stable codes of {@link ApprovalError}, for programs, audit rows and HTTP mapping:
@@ -264,8 +265,8 @@ export function newActionId(): string {
  */
 export class MemoryApprovalStore implements ApprovalStore {
   readonly #actions = new Map<string, PendingAction>();
-  /** owner → taskId → the latest actionId on that task. Nested maps: no separator to escape. */
-  readonly #byTask = new Map<string, Map<string, string>>();
+  /** The latest action on each owner's task. */
+  readonly #byTask = new TaskIndex();
   readonly #maxActions: number;
   readonly #newActionId: () => string;
 
@@ -332,9 +333,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     });
     if (previous !== undefined) this.#actions.delete(previous.actionId);
     this.#actions.set(actionId, action);
-    let tasks = this.#byTask.get(input.owner);
-    if (tasks === undefined) this.#byTask.set(input.owner, (tasks = new Map<string, string>()));
-    tasks.set(input.taskId, actionId);
+    this.#byTask.set(input.owner, input.taskId, actionId);
     return action;
   }
 
@@ -344,9 +343,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     const status = approvalStatus(action, now);
     if (status !== 'pending' && status !== 'approved') return false;
     this.#actions.delete(action.actionId);
-    const tasks = this.#byTask.get(owner);
-    tasks?.delete(taskId);
-    if (tasks?.size === 0) this.#byTask.delete(owner);
+    this.#byTask.delete(owner, taskId, action.actionId);
     return true;
   }
 
@@ -417,11 +414,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     for (const action of this.#actions.values()) {
       if (action.state === 'consumed' || now >= action.expiresAt) {
         this.#actions.delete(action.actionId);
-        const tasks = this.#byTask.get(action.owner);
-        if (tasks?.get(action.taskId) === action.actionId) {
-          tasks.delete(action.taskId);
-          if (tasks.size === 0) this.#byTask.delete(action.owner);
-        }
+        this.#byTask.delete(action.owner, action.taskId, action.actionId);
         dropped++;
       }
     }
@@ -429,7 +422,7 @@ export class MemoryApprovalStore implements ApprovalStore {
   }
 
   #latestFor(owner: string, taskId: string): PendingAction | undefined {
-    const actionId = this.#byTask.get(owner)?.get(taskId);
+    const actionId = this.#byTask.get(owner, taskId);
     return actionId === undefined ? undefined : this.#actions.get(actionId);
   }
 }

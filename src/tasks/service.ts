@@ -1361,8 +1361,6 @@ function newTurn(
     task,
     resumed: resuming,
     tools: grant?.tools ?? NO_TOOLS,
-    ...(live.approvedAction !== undefined && { approvedAction: live.approvedAction }),
-    ...(live.personAnswer !== undefined && { personAnswer: live.personAnswer }),
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
@@ -1370,6 +1368,11 @@ function newTurn(
   Object.defineProperty(turn, 'aborted', ABORTED_ACCESSOR);
   Object.defineProperty(turn, 'history', HISTORY_ACCESSOR);
   if (grant?.prompt !== undefined) Object.defineProperty(turn, 'prompt', PROMPT_ACCESSOR);
+  // Only the turns that resume a parked task carry these: the common turn's literal stays a plain
+  // object literal (a conditional spread in it is compiled to a slower generic copy).
+  const extra = turn as { approvedAction?: ApprovedAction; personAnswer?: PersonAnswer };
+  if (live.approvedAction !== undefined) extra.approvedAction = live.approvedAction;
+  if (live.personAnswer !== undefined) extra.personAnswer = live.personAnswer;
   return turn as unknown as BridgeTurn;
 }
 
