@@ -34,19 +34,18 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
+import { BENCH_DATABASE_URL, ECHO_AGENT_AND_CLIENT, parseCommonFlags } from './lib/common.js';
 import { killAllChildrenNow, REPO_ROOT, startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { runLoad, verifyReply, type LoadOptions, type RunStats, type Target } from './lib/load.js';
 import { formatInt, formatMs, formatRatio, median, renderTable } from './lib/report.js';
 
 const AIRLOCK_TARGET = 0.6;
-/** With every guard on (audit file, scrubbing, trusted-proxy parsing, API-key header, REST). */
-const GUARDED_TARGET = 0.5;
+/** With every guard on (audit file, scrubbing, trusted-proxy parsing, API-key header, REST): the proof suites ask ≥ 0.60×. */
+const GUARDED_TARGET = 0.6;
 /** The durable stores (issue targets): every acknowledged task written before the reply. */
 const SQLITE_TARGET = 0.4;
 const POSTGRES_TARGET = 0.25;
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
-const BENCH_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PAUSE_BETWEEN_RUNS_MS = 250;
 const MESSAGE_SEND = JSON.stringify({
   jsonrpc: '2.0',
@@ -108,51 +107,12 @@ interface Ratios {
 // ---------------------------------------------------------------- settings and header
 
 function parseSettings(argv: string[]): Settings {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '50' },
-      warmup: { type: 'string', default: '3' },
-      json: { type: 'boolean', default: false },
-      'no-postgres': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]\n',
-    );
-    process.exit(0);
-  }
-  return {
-    duration: positiveNumber('--duration', values.duration),
-    rounds: positiveInteger('--rounds', values.rounds),
-    connections: positiveInteger('--connections', values.connections),
-    pipelining: 1,
-    warmup: nonNegativeNumber('--warmup', values.warmup),
-    json: values.json,
-    postgres: !values['no-postgres'],
-  };
-}
-
-function positiveNumber(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} must be a positive number, got ${text}`);
-  return value;
-}
-
-function nonNegativeNumber(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${flag} must be a number ≥ 0, got ${text}`);
-  return value;
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const value = positiveNumber(flag, text);
-  if (!Number.isInteger(value)) throw new Error(`${flag} must be an integer, got ${text}`);
-  return value;
+  const flags = parseCommonFlags(
+    argv,
+    { duration: 5, rounds: 3, connections: 50, warmup: 3 },
+    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]',
+  );
+  return { ...flags, pipelining: 1 };
 }
 
 function machine(): { node: string; platform: string; cpuModel: string; cpuCount: number } {
@@ -205,17 +165,7 @@ function airlockConfig(guarded: boolean, workDir: string, store: string[] = []):
           `  file: '${join(workDir, 'audit.jsonl')}'`,
         ]
       : []),
-    'agents:',
-    '  - slug: echo',
-    '    name: Echo',
-    '    description: Replies with the text it was sent.',
-    '    skills:',
-    '      - { id: echo, name: Echo, description: Repeats the text back. }',
-    '    backend: { type: echo }',
-    'clients:',
-    '  - id: bench',
-    "    token: '${BENCH_TOKEN}'",
-    '    agents: [echo]',
+    ...ECHO_AGENT_AND_CLIENT,
     '',
   ].join('\n');
 }

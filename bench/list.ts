@@ -27,6 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startChild, type ChildServer } from './lib/children.js';
 import {
   BENCH_DATABASE_URL,
+  ECHO_AGENT_AND_CLIENT,
   installShutdown,
   parseCommonFlags,
   printMachine,
@@ -92,17 +93,7 @@ function config(kind: StoreKind, workDir: string): string {
     '  port: 0',
     'limits:',
     '  requestsPerMinute: 100000000',
-    'agents:',
-    '  - slug: echo',
-    '    name: Echo',
-    '    description: Replies with the text it was sent.',
-    '    skills:',
-    '      - { id: echo, name: Echo, description: Repeats the text back. }',
-    '    backend: { type: echo }',
-    'clients:',
-    '  - id: bench',
-    "    token: '${BENCH_TOKEN}'",
-    '    agents: [echo]',
+    ...ECHO_AGENT_AND_CLIENT,
     '',
   ].join('\n');
 }

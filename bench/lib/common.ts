@@ -20,6 +20,21 @@ import { percentile } from './load.js';
 /** The bench's PostgreSQL database: DATABASE_URL, or the local `test` database. */
 export const BENCH_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** The echo agent and the bench's token client, as config lines (the token from BENCH_TOKEN). */
+export const ECHO_AGENT_AND_CLIENT: readonly string[] = [
+  'agents:',
+  '  - slug: echo',
+  '    name: Echo',
+  '    description: Replies with the text it was sent.',
+  '    skills:',
+  '      - { id: echo, name: Echo, description: Repeats the text back. }',
+  '    backend: { type: echo }',
+  'clients:',
+  '  - id: bench',
+  "    token: '${BENCH_TOKEN}'",
+  '    agents: [echo]',
+];
+
 /** The flags every section accepts (all.ts forwards them); each section picks its own defaults. */
 export interface CommonFlags {
   duration: number;
