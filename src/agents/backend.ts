@@ -15,6 +15,7 @@
  * ```
  */
 import type { Artifact, Message, Part, Task } from '../protocol/model.js';
+import { AirlockError } from '../errors/index.js';
 
 /** What a backend knows about the turn it is asked to run. */
 export interface AgentTurn {
@@ -212,11 +213,10 @@ export interface BackendContext {
  * A backend's configuration cannot work (a program that is not there, a module without a
  * backend export): found when the gateway starts, never on a caller's request.
  */
-export class BackendConfigError extends Error {
+export class BackendConfigError extends AirlockError {
   readonly code = 'backend_config_invalid';
   constructor(message: string) {
     super(message);
-    this.name = 'BackendConfigError';
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { makePrincipal, type Principal } from '../server/auth/principal.js';
+import { makePrincipal, type Principal } from '../identity/principal.js';
 import { deciderFor, mayDecide, type DecisionActor } from './decider.js';
 
 const owners = new Map([

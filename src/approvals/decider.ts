@@ -17,7 +17,7 @@
  * if (!mayDecide(decider, { kind: 'user', userId: session.userId })) return reply403();
  * ```
  */
-import type { Principal } from '../server/auth/principal.js';
+import type { Principal } from '../identity/principal.js';
 
 /**
  * The person entitled to decide, or why nobody is:

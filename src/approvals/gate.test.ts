@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { Message, SendParams, Task } from '../protocol/model.js';
-import { TaskService, type CallContext } from '../tasks/service.js';
+import { TaskService } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import { ApprovalService, parkedOn } from './gate.js';
 

@@ -18,7 +18,7 @@ import type { ApprovedAction, ProposedAction, RemoteQuestion } from '../agents/b
 import type { AuditEvent, AuditTime } from '../audit/events.js';
 import type { Part, Task } from '../protocol/model.js';
 import type { ParkOutcome, ParkingGate, ResumeOutcome, TaskLifecycleEvent } from '../tasks/policy.js';
-import type { CallContext } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 import { deciderFor, type ClientOwners, type Decider } from './decider.js';
 import {
   levelView,

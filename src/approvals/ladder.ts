@@ -21,7 +21,7 @@
  * decideProposal({ level: 'L3', agentMaxLevel: 'L4', principalKind: 'service' }).kind; // 'refuse'
  * ```
  */
-import type { PrincipalKind } from '../server/auth/principal.js';
+import type { PrincipalKind } from '../identity/principal.js';
 
 /**
  * Every autonomy level, lowest first. The order is the ladder: a higher index may do more.

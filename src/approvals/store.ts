@@ -21,6 +21,7 @@ import { mayDecide, type DecisionActor, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
 import { TaskIndex } from './task-index.js';
+import { AirlockError } from '../errors/index.js';
 
 /**
  * Stable codes of {@link ApprovalError}, for programs, audit rows and HTTP mapping:
@@ -67,12 +68,11 @@ export type ApprovalErrorCode =
  * }
  * ```
  */
-export class ApprovalError extends Error {
+export class ApprovalError extends AirlockError {
   readonly code: ApprovalErrorCode;
 
   constructor(code: ApprovalErrorCode, message: string = APPROVAL_ERROR_MESSAGES[code]) {
     super(message);
-    this.name = 'ApprovalError';
     this.code = code;
   }
 }

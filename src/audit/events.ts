@@ -25,6 +25,7 @@
  */
 import { isIP } from 'node:net';
 import { TASK_STATES, type TaskState } from '../protocol/model.js';
+import { AirlockError } from '../errors/index.js';
 
 export type AuditOutcome = 'ok' | 'denied' | 'error';
 export type PrincipalKind = 'client' | 'service' | 'delegated';
@@ -327,7 +328,7 @@ export type ClientSendEvent = AuditEventOf<'a2a.client.send'>;
 export type ClientGetEvent = AuditEventOf<'a2a.client.get'>;
 
 /** Thrown by `assertAuditSafe`. The message names the key and the rule, never the value. */
-export class AuditUnsafeEventError extends Error {
+export class AuditUnsafeEventError extends AirlockError {
   readonly code = 'AUDIT_EVENT_UNSAFE';
   /** Dotted path of the offending key, e.g. `counts.token`; empty for the event as a whole. */
   readonly key: string;
@@ -335,7 +336,6 @@ export class AuditUnsafeEventError extends Error {
   constructor(key: string, problem: string) {
     const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
     super(`audit event refused: ${shown.length > 0 ? `${shown}: ` : ''}${problem}`);
-    this.name = 'AuditUnsafeEventError';
     this.key = shown;
   }
 }

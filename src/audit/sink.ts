@@ -17,6 +17,7 @@
  * ```
  */
 import type { AuditEvent } from './events.js';
+import { AirlockError } from '../errors/index.js';
 
 export interface AuditSink {
   /**
@@ -38,7 +39,7 @@ export type AuditWriteOperation = 'open' | 'write' | 'sync' | 'close';
  * continued), `closed` (written after `close()`), `unusable` (an earlier failure left a partial
  * row that could not be removed; nothing more is written).
  */
-export class AuditWriteError extends Error {
+export class AuditWriteError extends AirlockError {
   readonly code = 'AUDIT_WRITE_FAILED';
   readonly operation: AuditWriteOperation;
   readonly reason: 'io' | 'bad_tail' | 'closed' | 'unusable';
@@ -52,7 +53,6 @@ export class AuditWriteError extends Error {
     options: { cause?: unknown } = {},
   ) {
     super(`audit: ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'AuditWriteError';
     this.operation = operation;
     this.reason = reason;
     this.errno = errnoOf(options.cause);

@@ -28,6 +28,7 @@ import {
 } from '../client/index.js';
 import type { PinSource } from '../trust/index.js';
 import { PROCESS_IO, errorLine, openOutbound, startProgress, type CommandIO } from './registry.js';
+import { AirlockError } from '../errors/index.js';
 
 /** Each card gets this long, fetch and pin check together. */
 export const AGENT_CHECK_TIMEOUT_MS = 5000;
@@ -173,11 +174,10 @@ function reasonOf(error: unknown, errorType: CallErrorType): string {
   return ERROR_MESSAGES[errorType];
 }
 
-class DeadlineError extends Error {
+class DeadlineError extends AirlockError {
   readonly code = 'request_timeout';
   constructor(ms: number) {
     super(`no answer within ${ms / 1000} s`);
-    this.name = 'DeadlineError';
   }
 }
 

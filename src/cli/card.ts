@@ -53,6 +53,7 @@ import {
   type SignatureCoverage,
 } from '../trust/signing/index.js';
 import { errorLine, PROCESS_IO, type CommandIO } from './registry.js';
+import { AirlockError } from '../errors/index.js';
 
 /** One or more values of a repeatable option. */
 type OneOrMore = string | readonly string[];
@@ -119,7 +120,9 @@ export interface CardFetchOptions {
 }
 
 /** Something that stops a command before it can judge a card: exit 2, not 1. */
-class InputError extends Error {}
+class InputError extends AirlockError {
+  readonly code = 'cli_input_invalid';
+}
 
 /** Timeouts for a card fetched by URL (a registry entry brings its own). */
 const URL_TIMEOUTS: RequestTimeouts = { connectMs: 5_000, readMs: 10_000, totalMs: 15_000 };

@@ -18,7 +18,7 @@
  */
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { writeStateFile } from '../config/state-file.js';
+import { writeStateFile } from '../state/file.js';
 import {
   GENERATED_ALGORITHMS,
   generateSigningKey,

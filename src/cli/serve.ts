@@ -19,6 +19,7 @@ import {
 import type { SharedLimits } from '../server/limits/shared/index.js';
 import { createLogger, type Logger, type LogLevel } from '../server/log.js';
 import type { TaskEventBus } from '../tasks/events.js';
+import { AirlockError } from '../errors/index.js';
 
 export interface ServeOptions {
   config: string;
@@ -103,11 +104,10 @@ async function openReplicaSharing(
 }
 
 /** The configured store cannot serve this deployment (several replicas on an unshared store). */
-export class StoreChoiceError extends Error {
+export class StoreChoiceError extends AirlockError {
   readonly code = 'store_not_shared';
   constructor(message: string) {
     super(message);
-    this.name = 'StoreChoiceError';
   }
 }
 

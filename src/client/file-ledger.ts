@@ -22,7 +22,7 @@ import { readFile } from 'node:fs/promises';
 import type { Task } from '../protocol/model.js';
 import { TASK_STATES, type TaskState } from '../protocol/model.js';
 import type { OutboundLedger } from './bookkeeping.js';
-import { writeStateFile } from '../config/state-file.js';
+import { writeStateFile } from '../state/file.js';
 
 const FILE_VERSION = 1;
 /** A ledger row is a few hundred bytes; anything much larger than maxTasks rows is not ours. */

@@ -41,6 +41,7 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { AirlockError } from '../errors/index.js';
 
 /**
  * What a registry name must look like: the same shape as an inbound agent slug.
@@ -78,7 +79,7 @@ const MAX_URL_LENGTH = 2048;
  * try { parseRegistry(text, env); } catch (e) { if (e instanceof RegistryError) console.error(e.message); }
  * ```
  */
-export class RegistryError extends Error {
+export class RegistryError extends AirlockError {
   readonly code = 'REGISTRY_INVALID';
   /** The entry's name (or `agents[i]` before a name is known); empty for file-level problems. */
   readonly entry: string;
@@ -88,7 +89,6 @@ export class RegistryError extends Error {
   constructor(entry: string, key: string, problem: string) {
     const where = [entry, key].filter((part) => part.length > 0).join(': ');
     super(oneLine(`registry: ${where.length > 0 ? `${where}: ` : ''}${problem}`));
-    this.name = 'RegistryError';
     this.entry = entry;
     this.key = key;
   }

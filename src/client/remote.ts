@@ -26,6 +26,7 @@ import type { RegistryEntry } from './registry.js';
 import { SseTooLargeError, readSseEvents } from './sse-reader.js';
 import { isOutboundError } from '../net/errors.js';
 import type { CallErrorType, ShapeOptions } from './result.js';
+import { AirlockError } from '../errors/index.js';
 
 /**
  * One stream event is read whole before it is decoded: at most 1 MiB (and never more than the
@@ -69,7 +70,9 @@ export interface RemoteEndpoint {
  * throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' }).about(task);
  * ```
  */
-export class CallFailure extends Error {
+export class CallFailure extends AirlockError {
+  /** The stable code is the error type the result reports. */
+  readonly code: CallErrorType;
   readonly errorType: CallErrorType;
   taskId?: string;
   contextId?: string;
@@ -87,7 +90,7 @@ export class CallFailure extends Error {
     options: { remoteText?: string; detail?: string; fromRpcError?: boolean } = {},
   ) {
     super(errorType);
-    this.name = 'CallFailure';
+    this.code = errorType;
     this.errorType = errorType;
     if (options.remoteText !== undefined) this.remoteText = options.remoteText;
     if (options.detail !== undefined) this.detail = options.detail;

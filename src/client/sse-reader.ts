@@ -8,16 +8,16 @@
  * for await (const event of readSseEvents(response.body!)) console.log(event.data);
  * ```
  */
+import { AirlockError } from '../errors/index.js';
 export interface SseEvent {
   event?: string;
   data: string;
 }
 
-export class SseTooLargeError extends Error {
+export class SseTooLargeError extends AirlockError {
   readonly code = 'SSE_EVENT_TOO_LARGE';
   constructor(limit: number) {
     super(`an event stream event is larger than ${limit} bytes`);
-    this.name = 'SseTooLargeError';
   }
 }
 

@@ -6,14 +6,14 @@
  * throw new ConfigError('agents[0].slug', 'must match ^[a-z0-9][a-z0-9_-]{0,62}$');
  * ```
  */
-export class ConfigError extends Error {
+import { AirlockError } from '../errors/index.js';
+export class ConfigError extends AirlockError {
   readonly code = 'CONFIG_INVALID';
   /** Dotted path of the offending key, e.g. `clients[1].token`; empty for the whole file. */
   readonly key: string;
 
   constructor(key: string, problem: string) {
     super(key.length > 0 ? `config: ${key}: ${problem}` : problem);
-    this.name = 'ConfigError';
     this.key = key;
   }
 }

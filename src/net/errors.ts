@@ -14,6 +14,7 @@
  * }
  * ```
  */
+import { AirlockError } from '../errors/index.js';
 export type OutboundErrorCode =
   | 'insecure_url'
   | 'url_has_credentials'
@@ -33,14 +34,13 @@ export type OutboundErrorCode =
  * throw new OutboundError('redirect_refused', 'https://agent.example answered 302; redirects are never followed');
  * ```
  */
-export class OutboundError extends Error {
+export class OutboundError extends AirlockError {
   readonly code: OutboundErrorCode;
   /** A short description safe to show a caller (no origin, address or secret), when there is one. */
   readonly detail?: string;
 
   constructor(code: OutboundErrorCode, message: string, options?: { cause?: unknown; detail?: string }) {
     super(message, options);
-    this.name = 'OutboundError';
     this.code = code;
     if (options?.detail !== undefined) this.detail = options.detail;
   }

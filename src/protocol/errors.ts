@@ -9,6 +9,7 @@
  * throw new A2AError('TASK_NOT_FOUND', 'Task not found');
  * ```
  */
+import { AirlockError } from '../errors/index.js';
 
 export const A2A_ERRORS = {
   JSON_PARSE: { code: -32700, v10: 'JSONParseError', v03: 'JSONParseError' },
@@ -64,7 +65,7 @@ const DEFAULT_MESSAGES: Record<A2AErrorCode, string> = {
 };
 
 /** A JSON-RPC / A2A error a caller will see. `code` is the stable name, `rpcCode` the number. */
-export class A2AError extends Error {
+export class A2AError extends AirlockError {
   readonly code: A2AErrorCode;
   readonly rpcCode: number;
   /** For validation errors: which field was wrong (rendered as google.rpc.BadRequest in v1.0). */
@@ -72,7 +73,6 @@ export class A2AError extends Error {
 
   constructor(code: A2AErrorCode, message?: string, options?: { field?: string; cause?: unknown }) {
     super(message ?? DEFAULT_MESSAGES[code], options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'A2AError';
     this.code = code;
     this.rpcCode = A2A_ERRORS[code].code;
     if (options?.field !== undefined) this.field = options.field;

@@ -14,6 +14,7 @@ import type { AgentBackend, BackendContext, BackendLog } from '../agents/backend
 import { loadBackend, type BackendLoadContext } from '../agents/registry.js';
 import type { AirlockConfig } from '../config/load.js';
 import type { Logger } from './log.js';
+import { AirlockError } from '../errors/index.js';
 
 export interface PreparedBackends {
   /** By agent slug, for `createGateway`'s `backends`. */
@@ -80,11 +81,10 @@ export async function prepareBackends(
 }
 
 /** A backend could not be made at startup; the message names the agent. */
-export class BackendSetupError extends Error {
+export class BackendSetupError extends AirlockError {
   readonly code = 'backend_setup_failed';
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
-    this.name = 'BackendSetupError';
   }
 }
 

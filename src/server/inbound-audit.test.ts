@@ -4,7 +4,7 @@ import { MemoryAuditSink } from '../audit/index.js';
 import { A2AError } from '../protocol/errors.js';
 import { InboundAudit } from './inbound-audit.js';
 import { silentLogger } from './log.js';
-import type { CallContext } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 
 const backend = {
   kind: 'none',

@@ -30,7 +30,7 @@ import { A2AError } from '../protocol/errors.js';
 import type { Task } from '../protocol/model.js';
 import type { TaskLifecycleEvent, TaskObserver } from '../tasks/policy.js';
 import { isoNow } from '../tasks/ids.js';
-import type { CallContext } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 import type { Logger } from './log.js';
 
 /**

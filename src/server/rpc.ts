@@ -25,7 +25,8 @@ import type { JsonWriters } from '../protocol/validate.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
 import { V10_JSON, v10 } from '../protocol/v10.js';
 import { CapacityError } from '../tasks/policy.js';
-import type { CallContext, TaskService } from '../tasks/service.js';
+import type { TaskService } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 import { isStoreUnavailable } from '../tasks/stores/errors.js';
 
 /**

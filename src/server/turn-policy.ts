@@ -28,7 +28,7 @@ import {
   type InFlightCap,
   type Release,
 } from './limits/index.js';
-import type { CallContext } from '../tasks/service.js';
+import type { CallContext } from '../tasks/call-context.js';
 
 /** No tool registry exists yet: agents with `allowTools` get the allow-listed tools that do. */
 const AVAILABLE_TOOLS: readonly { name: string; outboundA2A?: boolean }[] = [];

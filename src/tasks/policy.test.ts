@@ -5,7 +5,8 @@ import { createWriterBackend } from '../agents/writer.js';
 import { A2AError } from '../protocol/errors.js';
 import type { Message, SendParams, StreamEvent } from '../protocol/model.js';
 import { CapacityError, type ReplyScrubber, type TaskLifecycleEvent, type TurnPolicy } from './policy.js';
-import { TaskService, type CallContext } from './service.js';
+import { TaskService } from './service.js';
+import type { CallContext } from './call-context.js';
 import { MemoryTaskStore } from './stores/memory.js';
 
 function caller(backend: AgentBackend, principalKey = 'client:a::a'): CallContext {

@@ -15,7 +15,8 @@
  */
 import type { ApprovedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
 import type { Message, Part, Task } from '../protocol/model.js';
-import type { CallContext } from './service.js';
+import type { CallContext } from './call-context.js';
+import { AirlockError } from '../errors/index.js';
 
 /** The prompt a model backend sends instead of the caller's raw text. */
 export interface TurnPrompt {
@@ -128,13 +129,12 @@ export type TaskObserver = (event: TaskLifecycleEvent) => void;
  * throw new CapacityError(1); // answered 503 with Retry-After: 1
  * ```
  */
-export class CapacityError extends Error {
+export class CapacityError extends AirlockError {
   readonly code = 'CAPACITY_EXCEEDED';
   readonly retryAfterSeconds: number;
 
   constructor(retryAfterSeconds: number) {
     super('Too many tasks are running (yours, or on this gateway); try again shortly');
-    this.name = 'CapacityError';
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }

@@ -4,7 +4,8 @@ import { isAborted, type AgentBackend, type AgentEvent, type AgentTurn } from '.
 import { createWriterBackend } from '../agents/writer.js';
 import { A2AError } from '../protocol/errors.js';
 import type { Message, SendParams } from '../protocol/model.js';
-import { TaskService, type CallContext } from './service.js';
+import { TaskService } from './service.js';
+import type { CallContext } from './call-context.js';
 import { MemoryTaskStore } from './stores/memory.js';
 
 function scripted(events: AgentEvent[] | (() => AsyncIterable<AgentEvent>)): AgentBackend {

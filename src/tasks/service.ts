@@ -9,7 +9,7 @@
  * const result = await service.send(caller, { message, configuration: { returnImmediately: false } });
  * ```
  */
-import type { AgentBackend, AgentEvent, AgentTurn, ApprovedAction, PersonAnswer } from '../agents/backend.js';
+import type { AgentEvent, AgentTurn, ApprovedAction, PersonAnswer } from '../agents/backend.js';
 import { A2AError } from '../protocol/errors.js';
 import {
   isInterruptedState,
@@ -44,20 +44,10 @@ import { deriveSessionId, OUTBOUND_ID_PREFIX } from './session.js';
 import { readSessionHistory } from './session-history.js';
 import type { TaskStore } from './store.js';
 import { isStoreUnavailable } from './stores/errors.js';
+import { AirlockError } from '../errors/index.js';
+import type { CallContext } from './call-context.js';
 
-/** Who is calling which agent. The owner of every task is derived from both. */
-export interface CallContext {
-  /** The caller's principal key (`kind:client:actingAgent:subject`). */
-  principalKey: string;
-  /** The published agent the call was addressed to. */
-  agentSlug: string;
-  backend: AgentBackend;
-  /**
-   * Who is calling, for audit rows and approvals (absent in library use without audit). The
-   * subject names the delegating user of a delegated principal (who approves its actions).
-   */
-  caller?: { clientId: string; kind: 'client' | 'service' | 'delegated'; subject?: string };
-}
+export type { CallContext } from './call-context.js';
 
 /** Structured log sink; the service reports backend failures here, never to callers. */
 export type ServiceLogger = (level: 'warn' | 'error', event: string, fields: Record<string, unknown>) => void;
@@ -143,7 +133,8 @@ interface LiveTask {
 }
 
 /** A message on a task parked on the person that does not run anything (re-parked, or failed). */
-class ParkedAnswer extends Error {
+class ParkedAnswer extends AirlockError {
+  readonly code = 'parked_answer';
   constructor(readonly task: Task) {
     super('parked');
   }

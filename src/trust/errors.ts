@@ -13,6 +13,7 @@
  * }
  * ```
  */
+import { AirlockError } from '../errors/index.js';
 
 /**
  * Why a card was refused.
@@ -38,7 +39,7 @@ export type CardTrustErrorCode = 'card_invalid' | 'card_pin_mismatch' | 'card_si
  * throw new CardTrustError('card_invalid', 'weather', 'the card is not valid JSON');
  * ```
  */
-export class CardTrustError extends Error {
+export class CardTrustError extends AirlockError {
   override readonly name = 'CardTrustError';
   readonly code: CardTrustErrorCode;
   /** The registry entry's name (operator config), when known. */

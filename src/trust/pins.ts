@@ -28,7 +28,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { normalizeDigest } from './digest.js';
-import { writeStateFile } from '../config/state-file.js';
+import { writeStateFile } from '../state/file.js';
 
 /**
  * Who pinned a digest: the registry's `card_sha256`, trust on first use, or an operator

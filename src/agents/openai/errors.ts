@@ -12,6 +12,7 @@
  */
 import { redactSecrets } from '../../content/index.js';
 import { serverErrorMessage } from './stream.js';
+import { AirlockError } from '../../errors/index.js';
 
 /**
  * What went wrong, for logs, metrics and tests (the message is for people).
@@ -49,13 +50,12 @@ export type OpenAiFailureCode =
  * error.code; // 'too_large'
  * ```
  */
-export class OpenAiTurnError extends Error {
+export class OpenAiTurnError extends AirlockError {
   readonly code: OpenAiFailureCode;
   readonly status: number | undefined;
 
   constructor(code: OpenAiFailureCode, message: string, options: { status?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'OpenAiTurnError';
     this.code = code;
     this.status = options.status;
   }

@@ -17,6 +17,7 @@
  * ```
  */
 import type { SendResult, StreamEvent, Task, TaskState } from '../../protocol/model.js';
+import { AirlockError } from '../../errors/index.js';
 
 /**
  * Reaches upstream agents by their registry name.
@@ -145,7 +146,7 @@ export interface UpstreamChannel {
  * throw new UpstreamError('address_blocked', 'the remote host resolves to an address this entry may not reach');
  * ```
  */
-export class UpstreamError extends Error {
+export class UpstreamError extends AirlockError {
   readonly code = 'upstream_failed';
   /** The outbound error type, e.g. `network_error`. */
   readonly type: string;
@@ -157,7 +158,6 @@ export class UpstreamError extends Error {
 
   constructor(type: string, message: string, options: { remoteEnded?: boolean } = {}) {
     super(message);
-    this.name = 'UpstreamError';
     this.type = type;
     this.remoteEnded = options.remoteEnded === true;
   }

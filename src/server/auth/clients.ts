@@ -13,7 +13,8 @@
 import crypto, { timingSafeEqual } from 'node:crypto';
 import type { ClientEntry } from '../../config/load.js';
 import { hashToken } from '../../config/tokens.js';
-import { makePrincipal, type AuthOutcome, type Principal } from './principal.js';
+import { makePrincipal, type Principal } from '../../identity/principal.js';
+import type { AuthOutcome } from './outcome.js';
 
 /** The credential headers of one request, as received (undefined when absent). */
 export interface Credentials {

@@ -14,10 +14,11 @@ import type { AirlockConfig, ClientEntry, JwtSettings } from '../../config/load.
 import type { SecurityScheme } from '../../protocol/model.js';
 import { API_KEY_HEADER, bearerToken, ClientAuthenticator, type Credentials } from './clients.js';
 import { JwtAuthenticator, looksLikeJwt, type JwtAuthenticatorOptions, type JwtVerification } from './jwt.js';
-import type { AuthOutcome } from './principal.js';
+import type { AuthOutcome } from './outcome.js';
 
-export { escapePrincipalPart, makePrincipal, principalKey } from './principal.js';
-export type { AuthOutcome, Principal, PrincipalKind } from './principal.js';
+export { escapePrincipalPart, makePrincipal, principalKey } from '../../identity/principal.js';
+export type { Principal, PrincipalKind } from '../../identity/principal.js';
+export type { AuthOutcome } from './outcome.js';
 export { API_KEY_HEADER, bearerToken, ClientAuthenticator } from './clients.js';
 export type { ClientAuthenticatorOptions, Credentials } from './clients.js';
 export {

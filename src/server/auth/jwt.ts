@@ -30,7 +30,9 @@ import {
 import type { JwtSettings } from '../../config/load.js';
 import { createGuardedClient, isOutboundError, parseEnvSettings, type GuardedClient } from '../../net/index.js';
 import { createLogger, type Logger } from '../log.js';
-import { makePrincipal, type AuthOutcome, type Principal } from './principal.js';
+import { makePrincipal, type Principal } from '../../identity/principal.js';
+import type { AuthOutcome } from './outcome.js';
+import { AirlockError } from '../../errors/index.js';
 
 /** Why a token was refused: for logs and tests only; callers always get a plain 401. */
 export type JwtFailure =
@@ -74,11 +76,10 @@ export type JwtVerification =
  * }
  * ```
  */
-export class JwtConfigError extends Error {
+export class JwtConfigError extends AirlockError {
   readonly code = 'jwt_config';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'JwtConfigError';
   }
 }
 

@@ -6,7 +6,8 @@ import { createEchoBackend } from '../../agents/echo.js';
 import { A2AError } from '../../protocol/errors.js';
 import type { Artifact, Message, SendParams, Task, TaskState } from '../../protocol/model.js';
 import { CapacityError } from '../../tasks/policy.js';
-import { TaskService, type CallContext } from '../../tasks/service.js';
+import { TaskService } from '../../tasks/service.js';
+import type { CallContext } from '../../tasks/call-context.js';
 import { MemoryTaskStore } from '../../tasks/stores/memory.js';
 import {
   askError,

@@ -20,9 +20,11 @@ import { A2AError } from '../../protocol/errors.js';
 import { TASK_STATES, type Message, type SendResult, type Task, type TaskState } from '../../protocol/model.js';
 import { newId } from '../../tasks/ids.js';
 import { CapacityError } from '../../tasks/policy.js';
-import type { CallContext, TaskService } from '../../tasks/service.js';
+import type { TaskService } from '../../tasks/service.js';
+import type { CallContext } from '../../tasks/call-context.js';
 import { isStoreUnavailable } from '../../tasks/stores/errors.js';
 import { STORE_UNAVAILABLE_MESSAGE, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../rpc.js';
+import { AirlockError } from '../../errors/index.js';
 
 /** A validated ask request. */
 export interface AskRequest {
@@ -81,12 +83,12 @@ const FIELDS: ReadonlySet<string> = new Set(['message', 'contextId']);
  * if (error instanceof AskRequestError) send(res, error.status, { error: { message: error.message } });
  * ```
  */
-export class AskRequestError extends Error {
+export class AskRequestError extends AirlockError {
+  readonly code = 'ask_request_invalid';
   readonly status = 400;
 
   constructor(message: string) {
     super(message);
-    this.name = 'AskRequestError';
   }
 }
 

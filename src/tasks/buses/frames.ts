@@ -35,6 +35,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { StreamEvent } from '../../protocol/model.js';
+import { AirlockError } from '../../errors/index.js';
 
 /**
  * One message between replicas: a task event, or a request to cancel a task.
@@ -93,13 +94,12 @@ export function newOrigin(): string {
  * if (error instanceof BusMessageTooLargeError) log.warn({ event: 'bus_event_too_large', bytes: error.bytes });
  * ```
  */
-export class BusMessageTooLargeError extends Error {
+export class BusMessageTooLargeError extends AirlockError {
   readonly code = 'bus_message_too_large';
   readonly bytes: number;
 
   constructor(bytes: number, limit: number) {
     super(`A task event of ${bytes} bytes is over the bus limit of ${limit} bytes; it is delivered locally only`);
-    this.name = 'BusMessageTooLargeError';
     this.bytes = bytes;
   }
 }

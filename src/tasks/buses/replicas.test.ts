@@ -16,7 +16,8 @@ import { A2AError } from '../../protocol/errors.js';
 import type { Message, StreamEvent, Task } from '../../protocol/model.js';
 import { newId } from '../ids.js';
 import type { TaskLifecycleEvent } from '../policy.js';
-import { TaskService, type CallContext } from '../service.js';
+import { TaskService } from '../service.js';
+import type { CallContext } from '../call-context.js';
 import { PostgresTaskStore } from '../stores/postgres.js';
 import { createPostgresTaskEventBus, type PostgresTaskEventBus } from './postgres.js';
 

@@ -21,6 +21,7 @@
  * }
  * ```
  */
+import { AirlockError } from '../../errors/index.js';
 
 /**
  * The database is down, unreachable, overloaded or too slow. Nothing was decided: the same call
@@ -31,13 +32,12 @@
  * throw new StoreUnavailableError('PostgreSQL did not answer in time', { cause: error });
  * ```
  */
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends AirlockError {
   readonly code = 'store_unavailable';
   readonly retryable = true;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'StoreUnavailableError';
   }
 }
 
@@ -63,13 +63,12 @@ export type StoreSchemaErrorCode = 'schema_too_new' | 'schema_mismatch';
  * throw new StoreSchemaError('schema_too_new', 'the database is at schema version 3; this build knows up to 2');
  * ```
  */
-export class StoreSchemaError extends Error {
+export class StoreSchemaError extends AirlockError {
   readonly code: StoreSchemaErrorCode;
   readonly retryable = false;
 
   constructor(code: StoreSchemaErrorCode, message: string) {
     super(message);
-    this.name = 'StoreSchemaError';
     this.code = code;
   }
 }
@@ -97,13 +96,12 @@ export type TaskStoreInputErrorCode = 'owner_conflict' | 'invalid_timestamp' | '
  * throw new TaskStoreInputError('invalid_timestamp', 'SqliteTaskStore: task.status.timestamp is not a date');
  * ```
  */
-export class TaskStoreInputError extends Error {
+export class TaskStoreInputError extends AirlockError {
   readonly code: TaskStoreInputErrorCode;
   readonly retryable = false;
 
   constructor(code: TaskStoreInputErrorCode, message: string) {
     super(message);
-    this.name = 'TaskStoreInputError';
     this.code = code;
   }
 }

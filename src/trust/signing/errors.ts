@@ -13,6 +13,7 @@
  * }
  * ```
  */
+import { AirlockError } from '../../errors/index.js';
 
 /**
  * Why an operator key or key set was refused.
@@ -56,7 +57,7 @@ export type SigningKeyErrorCode =
  * throw new SigningKeyError('key_symmetric', 'keys.json: keys[0] is a symmetric (oct) key');
  * ```
  */
-export class SigningKeyError extends Error {
+export class SigningKeyError extends AirlockError {
   override readonly name = 'SigningKeyError';
   readonly code: SigningKeyErrorCode;
 
@@ -153,7 +154,7 @@ export interface SignatureFailure {
  * throw new CardSignatureError('card_unsigned', 'the card has no signatures and one is required');
  * ```
  */
-export class CardSignatureError extends Error {
+export class CardSignatureError extends AirlockError {
   override readonly name = 'CardSignatureError';
   readonly code: CardSignatureErrorCode;
   /** Per signature, why it did not verify (filled for `signature_unverified`). */

@@ -11,6 +11,7 @@
  * const verdict = guard.usable ? await guard.run(() => shared.take(key)).catch(() => local.take(key)) : local.take(key);
  * ```
  */
+import { AirlockError } from '../../../errors/index.js';
 
 /**
  * Where shared limits report outages: the server's logger fits as is.
@@ -33,12 +34,11 @@ export interface LimitsLogger {
  * if (error instanceof SharedLimitTimeoutError) metrics.increment('limits_timeouts');
  * ```
  */
-export class SharedLimitTimeoutError extends Error {
+export class SharedLimitTimeoutError extends AirlockError {
   readonly code = 'shared_limit_timeout';
 
   constructor(timeoutMs: number) {
     super(`the shared limit store did not answer within ${timeoutMs} ms`);
-    this.name = 'SharedLimitTimeoutError';
   }
 }
 

@@ -24,12 +24,6 @@ export interface Principal {
   key: string;
 }
 
-/** What the gateway does with a request: admit it as `principal`, or refuse it with 401/403. */
-export type AuthOutcome =
-  | { ok: true; principal: Principal }
-  | { ok: false; status: 401; reason: 'missing_credentials' | 'invalid_credentials' }
-  | { ok: false; status: 403; reason: 'agent_not_allowed'; principal: Principal };
-
 /**
  * Characters escaped inside a key part: `%` (so every `%` in a key starts an escape), `:` (the
  * separator), and invisible or line-breaking characters (controls, format characters such as
