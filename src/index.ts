@@ -11,6 +11,8 @@
  * console.log(await gateway.listen()); // http://127.0.0.1:41241
  * ```
  */
+// One error root: every error Airlock throws extends AirlockError and carries a stable `code`.
+export { AirlockError, errorCode, isAirlockError } from './errors/index.js';
 export * from './protocol/index.js';
 export type {
   AgentBackend,
@@ -85,7 +87,6 @@ export {
   type TaskLifecycleEvent,
   type TaskObserver,
   type TurnGrant,
-  type TurnPolicy,
   type TurnPrompt,
 } from './tasks/policy.js';
 export { HOP_HEADER } from './protocol/headers.js';

@@ -32,7 +32,8 @@
  * ```
  */
 import crypto, { createHash } from 'node:crypto';
-import { assertAuditSafe, AuditUnsafeEventError, type AuditEvent } from './events.js';
+import type { AuditEvent } from './events.js';
+import { assertAuditSafe, AuditUnsafeEventError } from './safety.js';
 
 /** One-shot `crypto.hash` (Node 20.12+) when present: no Hash object per row. */
 const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;

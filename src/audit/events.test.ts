@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import {
-  AUDIT_EVENT_TYPES,
-  AuditUnsafeEventError,
-  assertAuditSafe,
-  auditTime,
-  type AuditEvent,
-  type AuditEventType,
-} from './events.js';
+import { AUDIT_EVENT_TYPES, auditTime, type AuditEvent, type AuditEventType } from './events.js';
+import { AuditUnsafeEventError, assertAuditSafe } from './safety.js';
 
 const time = auditTime(new Date('2025-06-01T12:00:00.000Z'));
 const task = { client: 'partner', agent: 'helpdesk', taskId: 't-1', contextId: 'c-1' } as const;

@@ -9,9 +9,6 @@
 export {
   AUDIT_EVENT_SPEC,
   AUDIT_EVENT_TYPES,
-  AuditUnsafeEventError,
-  MAX_AUDIT_STRING,
-  assertAuditSafe,
   auditTime,
   type AuditCounts,
   type AuditEvent,
@@ -35,6 +32,7 @@ export {
   type TaskRejectedEvent,
   type TaskSubmittedEvent,
 } from './events.js';
+export { AuditUnsafeEventError, MAX_AUDIT_STRING, assertAuditSafe } from './safety.js';
 export {
   GENESIS_HEAD,
   GENESIS_PREV,

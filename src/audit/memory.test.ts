@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AuditUnsafeEventError, auditTime } from './events.js';
+import { auditTime } from './events.js';
+import { AuditUnsafeEventError } from './safety.js';
 import { MemoryAuditSink } from './memory.js';
 import { AuditWriteError } from './sink.js';
 import { verifyAuditBuffer } from './verify.js';

@@ -26,7 +26,8 @@ import {
   type OutboundRuntime,
   type RegistryEntry,
 } from '../client/index.js';
-import type { PinSource } from '../trust/index.js';
+import { isOutboundError } from '../net/index.js';
+import { CardTrustError, type PinSource } from '../trust/index.js';
 import { PROCESS_IO, errorLine, openOutbound, startProgress, type CommandIO } from './registry.js';
 import { AirlockError } from '../errors/index.js';
 
@@ -163,15 +164,19 @@ export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry)
 }
 
 /**
- * Airlock's own errors carry one-line messages written for the operator that quote URLs but
- * never card text; anything else is described by its error type only.
+ * Card trust, the transport and this command's deadline carry one-line messages written for
+ * the operator that quote URLs but never card text (so do the TypeErrors card trust raises for
+ * a bad registry entry); anything else is described by its error type only. Sorted by class,
+ * not by `name` (a foreign error may carry any name) nor by `code` alone (codes such as
+ * `request_timeout` are shared by several classes).
  */
 function reasonOf(error: unknown, errorType: CallErrorType): string {
-  const name = error instanceof Error ? error.name : '';
-  if (name === 'CardTrustError' || name === 'OutboundError' || name === 'TypeError' || name === 'DeadlineError') {
-    return errorLine(error);
-  }
-  return ERROR_MESSAGES[errorType];
+  const worded =
+    error instanceof CardTrustError ||
+    isOutboundError(error) ||
+    error instanceof DeadlineError ||
+    error instanceof TypeError;
+  return worded ? errorLine(error) : ERROR_MESSAGES[errorType];
 }
 
 class DeadlineError extends AirlockError {

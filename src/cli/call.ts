@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { readSseEvents } from '../client/sse-reader.js';
 import { A2AError } from '../protocol/errors.js';
 import type { Message, Part, SendParams, StreamEvent, Task } from '../protocol/model.js';
-import { v10 } from '../protocol/v10.js';
+import { v10 } from '../protocol/v10/index.js';
 
 export interface CallOptions {
   url: string;

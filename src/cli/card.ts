@@ -28,9 +28,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { RegistryError, cardTrustEntry, loadRegistry, type RegistryEntry } from '../client/index.js';
+import { createOutboundTransport } from '../client/outbound-transport.js';
 import { createGuardedClient, parseEnvSettings, type GuardedClient } from '../net/index.js';
 import { decodeAnyCard } from '../protocol/card.js';
-import { HOP_HEADER } from '../protocol/headers.js';
 import {
   DEFAULT_MAX_CARD_BYTES,
   cardTrustDigest,
@@ -243,7 +243,10 @@ export async function cardFetchCommand(
     if (version !== '1.0' && version !== '0.3') throw new InputError('--a2a-version must be 1.0 or 0.3');
     const givenKeys = options.keys === undefined ? undefined : await loadKeySets(options.keys);
     const source = cardSource(target, options.registry, io);
-    const transport = createGuardedClient(parseEnvSettings(io.env));
+    // A registry entry is fetched through the outbound client's transport (hop header set by
+    // it); a URL the operator typed, through the plain guarded transport.
+    const settings = parseEnvSettings(io.env);
+    const transport = source.hop ? createOutboundTransport(settings) : createGuardedClient(settings);
     try {
       const bytes = await fetchCardBytes(transport, source, version);
       const where = showUrl(source.url);
@@ -424,7 +427,6 @@ async function fetchCardBytes(transport: GuardedClient, source: CardSource, vers
     headers: {
       'A2A-Version': version,
       accept: 'application/json',
-      ...(source.hop && { [HOP_HEADER]: '1' }),
     },
     maxResponseBytes: DEFAULT_MAX_CARD_BYTES,
     timeouts: source.timeouts,
@@ -445,12 +447,12 @@ async function registryKeySet(
   const sets: OperatorKeySet[] = keys.keySet === undefined ? [] : [keys.keySet];
   if (keys.jwksUrl !== undefined) {
     sets.push(
-      await fetchKeySet(
-        {
-          request: (request) => transport.request({ ...request, headers: { ...request.headers, [HOP_HEADER]: '1' } }),
-        },
-        { url: keys.jwksUrl, timeouts: entry.timeouts, privateNetwork: entry.privateNetwork },
-      ),
+      // `transport` is the outbound client's here (an entry's keys): the hop header is set by it.
+      await fetchKeySet(transport, {
+        url: keys.jwksUrl,
+        timeouts: entry.timeouts,
+        privateNetwork: entry.privateNetwork,
+      }),
     );
   }
   return combineKeySets(sets);

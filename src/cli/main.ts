@@ -4,7 +4,7 @@
  * Failures exit non-zero with a one-line reason on stderr.
  */
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
-import { ConfigError } from '../config/errors.js';
+import { isAirlockError } from '../errors/index.js';
 import { generateToken } from '../config/tokens.js';
 import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
 import { agentsCommand } from './agents.js';
@@ -335,12 +335,13 @@ function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'si
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  const message =
-    error instanceof ConfigError
-      ? error.message
-      : error instanceof Error
-        ? `${(error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address in use: ' : ''}${error.message}`
-        : String(error);
+  // Airlock's own errors (ConfigError and the rest) are worded for this line; only a system
+  // error's code (EADDRINUSE) needs saying in words.
+  const message = isAirlockError(error)
+    ? error.message
+    : error instanceof Error
+      ? `${(error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address in use: ' : ''}${error.message}`
+      : String(error);
   process.stderr.write(`airlock: ${message}\n`);
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertAuditSafe } from '../audit/events.js';
+import { assertAuditSafe } from '../audit/safety.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import {
   MemoryOutboundLedger,

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { assertAuditSafe, type AuditEvent } from '../audit/events.js';
+import type { AuditEvent } from '../audit/events.js';
+import { assertAuditSafe } from '../audit/safety.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../content/index.js';
 import { A2AError } from '../protocol/errors.js';
 import { HOP_HEADER } from '../protocol/headers.js';

@@ -28,8 +28,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type { Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
-import { isInterruptedState, isTerminalState } from '../protocol/model.js';
+import type { Message, SendResult, Task, TaskState } from '../protocol/model.js';
 import {
   MemoryOutboundLedger,
   clientAuditEvent,
@@ -41,15 +40,16 @@ import {
   type ClientAuditFields,
   type OutboundLedger,
 } from './bookkeeping.js';
+import { checkSend, isPrincipalKey, principalOf, type GetTaskRequest, type SendRequest } from './call-request.js';
 import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
+import { TaskExchange, asCallFailure } from './exchange.js';
 import type { Registry, RegistryEntry } from './registry.js';
 import { REGISTRY_NAME_PATTERN } from './registry.js';
+import { CallFailure } from './call-failure.js';
 import {
-  CallFailure,
   RemoteRpc,
   resolveEndpoint,
   shapeOptions,
-  streamFailure,
   withTotalTimeout,
   type RemoteEndpoint as Endpoint,
 } from './remote.js';
@@ -63,77 +63,10 @@ import {
   type ShapeOptions,
 } from './result.js';
 
-// Kept here too: it was first exported from this module.
+// Kept here too: they were first exported from this module.
 export { errorTypeOf } from './remote.js';
-
-/**
- * Longest message sent, in UTF-16 code units (what `String.length` counts).
- *
- * @example
- * ```ts
- * if (text.length > MAX_MESSAGE_CHARS) shorten(text);
- * ```
- */
-export const MAX_MESSAGE_CHARS = 8192;
-
-/**
- * The principal key used when a caller names none (the local CLI user).
- *
- * @example
- * ```ts
- * await caller.send({ agent: 'travel', message: 'hi' }); // owned by DEFAULT_PRINCIPAL_KEY
- * ```
- */
-export const DEFAULT_PRINCIPAL_KEY = 'client:local::';
-
-/** A best-effort cancel must not hold the caller long after max_wait_s has already passed. */
-const CANCEL_TIMEOUT_MS = 10_000;
-
-/**
- * One outbound message.
- *
- * @example
- * ```ts
- * const request: SendRequest = { agent: 'shop', message: 'Order 2 more', confirm: true };
- * ```
- */
-export interface SendRequest {
-  /** A registry name; never a URL. */
-  agent: string;
-  /** Text only, 1..8192 characters. */
-  message: string;
-  /**
-   * Answer an interrupted task (input-required / auth-required) on that same task. Only a
-   * task this principal started is accepted; any other is `task_not_found`.
-   */
-  taskId?: string;
-  contextId?: string;
-  /** Required (true) for entries with `effect: acting`. */
-  confirm?: boolean;
-  /** Who is calling; owns the mirror task. */
-  principalKey?: string;
-  /**
-   * Read the answer as a stream (SendStreamingMessage / message/stream) when the remote's card
-   * declares `capabilities.streaming`; otherwise the call is sent and polled as usual. The
-   * same caps apply: `max_response_bytes` over the whole stream, `max_wait_s` in total.
-   */
-  stream?: boolean;
-}
-
-/**
- * A one-shot read of a remote task.
- *
- * @example
- * ```ts
- * const request: GetTaskRequest = { agent: 'travel', taskId: 't-1' };
- * ```
- */
-export interface GetTaskRequest {
-  agent: string;
-  /** A task this principal started through this client; any other is `task_not_found`. */
-  taskId: string;
-  principalKey?: string;
-}
+export { DEFAULT_PRINCIPAL_KEY, MAX_MESSAGE_CHARS } from './call-request.js';
+export type { GetTaskRequest, SendRequest } from './call-request.js';
 
 /**
  * What the caller needs: the registry, the guarded transport, the card resolver, and
@@ -173,8 +106,6 @@ const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
   'invalid_params',
 ]);
 
-const PRINCIPAL_KEY = /^[\x20-\x7e]{1,512}$/;
-
 /**
  * Sends messages to, and reads tasks of, registered remote agents. Never throws: every
  * outcome, refusals included, is a {@link CallResult}.
@@ -187,6 +118,7 @@ const PRINCIPAL_KEY = /^[\x20-\x7e]{1,512}$/;
 export class OutboundCaller {
   readonly #registry: Registry;
   readonly #remote: RemoteRpc;
+  readonly #exchange: TaskExchange;
   readonly #cards: CardResolver;
   readonly #audit: AuditHook | undefined;
   readonly #ledger: OutboundLedger;
@@ -205,6 +137,7 @@ export class OutboundCaller {
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#newId = options.newId ?? randomUUID;
+    this.#exchange = new TaskExchange({ remote: this.#remote, now: this.#now, sleep: this.#sleep, log: this.#log });
   }
 
   /**
@@ -258,7 +191,7 @@ export class OutboundCaller {
       if (request.stream === true && endpoint.streaming) {
         // A follow-up's task is known before the first event: a failed stream cancels it too.
         const known = followUp ? { id: request.taskId!, contextId: request.contextId ?? '' } : undefined;
-        const streamed = await this.#streamSend(
+        const streamed = await this.#exchange.streamSend(
           endpoint,
           { ...sendParams, configuration: { returnImmediately: false } },
           started,
@@ -288,7 +221,7 @@ export class OutboundCaller {
             artifacts: [],
             history: [],
           };
-          const state = await this.#cancelQuietly(endpoint, pending);
+          const state = await this.#exchange.cancelQuietly(endpoint, pending);
           throw new CallFailure('request_timeout', {
             detail: `the remote did not answer within max_wait_s (${entry.maxWaitMs / 1000} s); Airlock asked the remote to cancel the task`,
           }).about({ id: pending.id, contextId: pending.contextId, state });
@@ -296,7 +229,7 @@ export class OutboundCaller {
       }
       if (sent.kind === 'message') return await this.#finish('a2a.client.send', entry, principalKey, sent, inputChars);
       // max_wait_s counts from the start of the call, card resolution and send included.
-      const task = await this.#pollUntilSettled(endpoint, sent.task, started);
+      const task = await this.#exchange.pollUntilSettled(endpoint, sent.task, started);
       return await this.#finish('a2a.client.send', entry, principalKey, { kind: 'task', task }, inputChars);
     } catch (error) {
       const failure = this.#asFailure(error);
@@ -358,126 +291,6 @@ export class OutboundCaller {
     return ownsRemoteTask(this.#ledger, principalKey, entry.name, taskId, this.#log);
   }
 
-  // --- the exchange ----------------------------------------------------------------------
-
-  async #pollUntilSettled(endpoint: Endpoint, first: Task, start: number): Promise<Task> {
-    const { pollIntervalMs, maxWaitMs } = endpoint.entry;
-    const deadline = start + maxWaitMs;
-    // A clock that stands still (or a sleep that returns at once) cannot make this loop forever.
-    const maxPolls = Math.ceil(maxWaitMs / pollIntervalMs) + 1;
-    let task = first;
-    let polls = 0;
-    while (!isSettled(task.status.state)) {
-      const remaining = deadline - this.#now();
-      if (remaining <= 0 || polls >= maxPolls) {
-        const state = await this.#cancelQuietly(endpoint, task);
-        throw new CallFailure('request_timeout', {
-          detail: `the remote task did not finish within max_wait_s (${maxWaitMs / 1000} s); Airlock asked the remote to cancel it`,
-        }).about({ id: task.id, contextId: task.contextId, state });
-      }
-      await this.#sleep(Math.min(pollIntervalMs, remaining));
-      polls += 1;
-      try {
-        task = await this.#remote.getTask(endpoint, task.id);
-      } catch (error) {
-        throw this.#asFailure(error).about({ id: task.id, contextId: task.contextId, state: task.status.state });
-      }
-    }
-    return task;
-  }
-
-  /** CancelTask, best effort: the state the remote reports, or the last one known. */
-  async #cancelQuietly(endpoint: Endpoint, task: Task): Promise<TaskState> {
-    const short = withTotalTimeout(endpoint, CANCEL_TIMEOUT_MS);
-    try {
-      const canceled = await this.#remote.cancelTask(short, task.id);
-      return canceled.id === task.id ? canceled.status.state : task.status.state;
-    } catch (error) {
-      this.#log('a2a.client.cancel_failed', { agent: endpoint.entry.name, reason: this.#asFailure(error).errorType });
-      return task.status.state;
-    }
-  }
-
-  // --- streaming -------------------------------------------------------------------------
-
-  /**
-   * SendStreamingMessage: reads the SSE answer through the guarded transport's `stream()` with
-   * `max_response_bytes` as the cap over the whole stream and what is left of `max_wait_s` as
-   * its total timeout. Events are folded into one task (artifact `append`, status replaced)
-   * until it is terminal or interrupted. A cut, a timeout, a bad event or a stream that ends
-   * early fails the call, and a task already known is canceled (best effort).
-   */
-  async #streamSend(
-    endpoint: Endpoint,
-    params: SendParams,
-    started: number,
-    known: { id: string; contextId: string } | undefined,
-  ): Promise<SendResult> {
-    const { entry } = endpoint;
-    const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
-    const abort = new AbortController();
-    let task: Task | undefined =
-      known === undefined
-        ? undefined
-        : {
-            id: known.id,
-            contextId: known.contextId,
-            status: { state: 'unknown', timestamp: new Date(this.#now()).toISOString() },
-            artifacts: [],
-            history: [],
-          };
-    let opened = false;
-    try {
-      const events = await this.#remote.openStream(endpoint, params, { totalMs: remaining, signal: abort.signal });
-      opened = true;
-      for await (const event of events) {
-        if (event.kind === 'message') {
-          // A direct answer with no task ends the exchange; on a task it is the task's news.
-          if (task === undefined || known !== undefined) {
-            if (task !== undefined && event.message.taskId !== undefined && event.message.taskId !== task.id) {
-              throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
-            }
-            return { kind: 'message', message: event.message };
-          }
-          task.status = { ...task.status, message: event.message };
-          continue;
-        }
-        task = foldStreamEvent(task, event, known !== undefined);
-        if (isSettled(task.status.state)) return { kind: 'task', task };
-      }
-      throw new CallFailure('invalid_response', {
-        detail: 'the event stream ended before the task reached a final or interrupted state',
-      });
-    } catch (error) {
-      const failure = this.#streamFailure(error, entry);
-      // An error event of an open stream is about the task known so far.
-      if (opened && failure.fromRpcError && task !== undefined && failure.taskId === undefined) {
-        failure.about({ id: task.id, contextId: task.contextId, state: task.status.state });
-      }
-      // The remote's own error ends its side of the exchange; anything else, once the stream
-      // is open (or the wait for it timed out), leaves a task running that nobody reads.
-      const cancel = opened || failure.errorType === 'request_timeout';
-      if (task !== undefined && failure.taskId === undefined && cancel) {
-        const state = await this.#cancelQuietly(endpoint, task);
-        failure.about({ id: task.id, contextId: task.contextId, state });
-        if (failure.detail === undefined && failure.errorType === 'request_timeout') {
-          const timed = new CallFailure('request_timeout', {
-            detail: `the remote task did not finish within max_wait_s (${entry.maxWaitMs / 1000} s); Airlock asked the remote to cancel it`,
-          });
-          throw timed.about({ id: task.id, contextId: task.contextId, state });
-        }
-      }
-      throw failure;
-    } finally {
-      abort.abort();
-    }
-  }
-
-  /** A failure while streaming, with transport and SSE-parser errors given their types. */
-  #streamFailure(error: unknown, entry: RegistryEntry): CallFailure {
-    return streamFailure(error, entry) ?? this.#asFailure(error);
-  }
-
   // --- results, mirrors and audit ----------------------------------------------------------
 
   async #finish(
@@ -536,11 +349,8 @@ export class OutboundCaller {
     });
   }
 
-  /** A bug or an unexpected throw: logged by name, reported as a failed exchange, never with its text. */
   #asFailure(error: unknown): CallFailure {
-    if (error instanceof CallFailure) return error;
-    this.#log('a2a.client.unexpected_error', { error: error instanceof Error ? error.name : typeof error });
-    return new CallFailure('invalid_response');
+    return asCallFailure(error, this.#log);
   }
 
   #failureResult(failure: CallFailure, shape: ShapeOptions): CallResult {
@@ -553,85 +363,4 @@ export class OutboundCaller {
       ...(failure.detail !== undefined && { message: failure.detail }),
     });
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Folds one stream event into the task seen so far. `followUp`: the task was named by the
- * caller, so every event must be about it. An event about another task is invalid.
- */
-function foldStreamEvent(
-  current: Task | undefined,
-  event: Exclude<StreamEvent, { kind: 'message' }>,
-  followUp: boolean,
-): Task {
-  const eventTaskId = event.kind === 'task' ? event.task.id : event.taskId;
-  if (current !== undefined && eventTaskId !== current.id) {
-    throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
-  }
-  if (event.kind === 'task') {
-    // A snapshot: authoritative for everything it holds.
-    const task = event.task;
-    return { ...task, artifacts: task.artifacts.map((artifact) => ({ ...artifact, parts: [...artifact.parts] })) };
-  }
-  const task: Task = current ?? {
-    id: event.taskId,
-    contextId: event.contextId,
-    status: { state: followUp ? 'unknown' : 'submitted', timestamp: new Date(0).toISOString() },
-    artifacts: [],
-    history: [],
-  };
-  if (task.contextId === '') task.contextId = event.contextId;
-  if (event.kind === 'status-update') {
-    task.status = event.status;
-    return task;
-  }
-  const incoming = event.artifact;
-  const index = task.artifacts.findIndex((artifact) => artifact.artifactId === incoming.artifactId);
-  if (index === -1) {
-    task.artifacts.push({ ...incoming, parts: [...incoming.parts] });
-  } else if (event.append === true) {
-    const existing = task.artifacts[index]!;
-    task.artifacts[index] = { ...existing, parts: [...existing.parts, ...incoming.parts] };
-  } else {
-    task.artifacts[index] = { ...incoming, parts: [...incoming.parts] };
-  }
-  return task;
-}
-
-/** Terminal, or waiting for the caller: either way the poll loop stops. */
-function isSettled(state: TaskState): boolean {
-  return isTerminalState(state) || isInterruptedState(state);
-}
-
-function checkSend(request: SendRequest, entry: RegistryEntry): CallResult | undefined {
-  const text = request.message;
-  if (typeof text !== 'string' || text.trim().length === 0) {
-    return errorResult('invalid_params', { message: 'the message must be non-empty text' });
-  }
-  if (text.length > MAX_MESSAGE_CHARS) return errorResult('message_too_long', {});
-  for (const key of ['taskId', 'contextId'] as const) {
-    const value = request[key];
-    if (value !== undefined && (typeof value !== 'string' || !STRICT_ID_PATTERN.test(value))) {
-      return errorResult('invalid_params', { message: `${key} must be 1..128 characters of A-Z a-z 0-9 . _ : -` });
-    }
-  }
-  if (request.principalKey !== undefined && !isPrincipalKey(request.principalKey)) {
-    return errorResult('invalid_params', { message: 'principalKey must be 1..512 printable ASCII characters' });
-  }
-  if (entry.effect === 'acting' && request.confirm !== true) {
-    return errorResult('confirmation_required', {
-      message: `agent "${entry.name}" acts on your behalf (effect: acting): repeat the call with explicit confirmation (--confirm)`,
-    });
-  }
-  return undefined;
-}
-
-function isPrincipalKey(key: unknown): boolean {
-  return typeof key === 'string' && PRINCIPAL_KEY.test(key);
-}
-
-function principalOf(key: string | undefined): string {
-  return key ?? DEFAULT_PRINCIPAL_KEY;
 }

@@ -10,6 +10,7 @@
 import type { AuditHook, OutboundLedger } from './bookkeeping.js';
 import { OutboundCaller, type GetTaskRequest, type SendRequest } from './call.js';
 import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
+import { withHopHeader } from './outbound-transport.js';
 import type { Registry, RegistryEntry } from './registry.js';
 import type { CallResult } from './result.js';
 
@@ -73,7 +74,8 @@ export interface OutboundClient {
  * ```
  */
 export function createClient(options: ClientOptions): OutboundClient {
-  const caller = new OutboundCaller(options);
+  // Whatever transport it is given, every request of the client carries the hop header.
+  const caller = new OutboundCaller({ ...options, transport: withHopHeader(options.transport) });
   return {
     send: (request) => caller.send(request),
     getTask: (request) => caller.getTask(request),

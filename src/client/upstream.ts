@@ -29,7 +29,7 @@ import {
   type UpstreamConnector,
   type UpstreamRequest,
 } from '../agents/upstream/port.js';
-import { createGuardedClient, parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
+import { parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
 import type { GuardedClientSettings } from '../net/settings.js';
 import type { Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
 import { CardTrust, PinStore } from '../trust/index.js';
@@ -44,7 +44,8 @@ import {
   type RemoteEndpoint,
 } from './remote.js';
 import { ERROR_MESSAGES, type CallErrorType } from './result.js';
-import { cardResolverFrom, withHopHeader, type OutboundLog } from './wiring.js';
+import { createOutboundTransport } from './outbound-transport.js';
+import { cardResolverFrom, type OutboundLog } from './wiring.js';
 
 /** A best-effort cancel must not hold a turn long after it ended. */
 const CANCEL_TIMEOUT_MS = 10_000;
@@ -111,10 +112,9 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
   if (setup.resolve !== undefined) settings.resolve = setup.resolve;
   const log: OutboundLog = setup.log ?? (() => undefined);
   const pinsPath = resolve(setup.pinsPath);
-  const transport: NetClient = createGuardedClient(settings);
-  const cards = cardResolverFrom(
-    new CardTrust({ client: withHopHeader(transport), pins: new PinStore(pinsPath), log }),
-  );
+  // Card fetches and calls alike carry the hop header: the transport sets it.
+  const transport: NetClient = createOutboundTransport(settings);
+  const cards = cardResolverFrom(new CardTrust({ client: transport, pins: new PinStore(pinsPath), log }));
   const rpc = new RemoteRpc(transport);
 
   const entryOf = (name: string): RegistryEntry => {

@@ -5,9 +5,9 @@
  * embedding Airlock's outbound side should use.
  *
  * - Registry: `registryPath`, else `AIRLOCK_REGISTRY`; none is an error.
- * - Transport: `createGuardedClient(parseEnvSettings(env))`, so AIRLOCK_PRIVATE_ALLOW,
+ * - Transport: `createOutboundTransport(parseEnvSettings(env))`, so AIRLOCK_PRIVATE_ALLOW,
  *   AIRLOCK_EGRESS_PROXY and AIRLOCK_CA_FILE are read by the transport's own parser. Every
- *   request, card fetches included, carries the hop header.
+ *   request, card and key set fetches included, carries the hop header (set by the transport).
  * - Pins: `pinsPath`, else `AIRLOCK_PINS`, else `.airlock/pins.json` (relative to the working
  *   directory).
  * - Audit: `AIRLOCK_AUDIT_FILE` → a hash-chained JSONL file with the `a2a.client.*` rows.
@@ -26,14 +26,14 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { JsonlAuditSink } from '../audit/jsonl.js';
-import { createGuardedClient, parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
+import { parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
 import type { GuardedClientSettings } from '../net/settings.js';
-import { HOP_HEADER } from '../protocol/headers.js';
-import { CardTrust, DEFAULT_MAX_CARD_BYTES, PinStore, type CardFetcher, type CardTrustEntry } from '../trust/index.js';
+import { CardTrust, DEFAULT_MAX_CARD_BYTES, PinStore, type CardTrustEntry } from '../trust/index.js';
 import { MemoryOutboundLedger, type AuditHook, type OutboundLedger } from './bookkeeping.js';
 import type { CardResolver, TrustedCard } from './contracts.js';
 import { FileOutboundLedger } from './file-ledger.js';
 import { createClient, type OutboundClient } from './create.js';
+import { createOutboundTransport } from './outbound-transport.js';
 import { RegistryError, loadRegistryFile, registryPath, type Registry, type RegistryEntry } from './registry.js';
 
 /**
@@ -221,12 +221,12 @@ export function createOutboundClient(setup: OutboundSetup = {}): OutboundRuntime
   const sink = auditFile === undefined ? undefined : new JsonlAuditSink(auditFile);
   let transport: NetClient;
   try {
-    transport = createGuardedClient(settings);
+    transport = createOutboundTransport(settings);
   } catch (error) {
     sink?.close();
     throw error;
   }
-  const trust = new CardTrust({ client: withHopHeader(transport), pins, log });
+  const trust = new CardTrust({ client: transport, pins, log });
   const cards = cardResolverFrom(trust);
   const ledger =
     setup.ledger ??
@@ -268,20 +268,8 @@ export function ledgerPathFor(pinsPath: string): string {
   return join(dirname(resolve(pinsPath)), LEDGER_FILE_NAME);
 }
 
-/**
- * Card fetches carry the hop header too, like every request of the outbound client: another
- * Airlock refuses them (loop protection) before any call is made.
- *
- * @example
- * ```ts
- * const trust = new CardTrust({ client: withHopHeader(transport), pins, log });
- * ```
- */
-export function withHopHeader(transport: NetClient): CardFetcher {
-  return {
-    request: (options) => transport.request({ ...options, headers: { ...options.headers, [HOP_HEADER]: '1' } }),
-  };
-}
+// Kept here too: it was first exported from this module.
+export { withHopHeader } from './outbound-transport.js';
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value.trim().length > 0 ? value.trim() : undefined;

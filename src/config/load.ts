@@ -8,24 +8,17 @@
  * console.log(config.agents.map((agent) => agent.slug));
  * ```
  */
-import { createPublicKey } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import ipaddr from 'ipaddr.js';
+import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
+import type { TaskStoreSpec } from '../tasks/stores/index.js';
+import { resolveApprovals, resolveClients } from './access.js';
+import type { AirlockConfig } from './airlock-config.js';
+import { firstSchemaProblem, pointerToKey } from './check.js';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
-import ipaddr from 'ipaddr.js';
-import { isOutboundError } from '../net/errors.js';
-import { checkOutboundUrl } from '../net/url-policy.js';
-import {
-  SigningKeyError,
-  importKeySet,
-  importSigningKey,
-  parseKeyDocument,
-  type PublicJwk,
-  type SigningKey,
-} from '../trust/signing/index.js';
+import { loadJwt } from './jwt.js';
 import {
   AuditSchema,
   ConfigSchema,
@@ -34,148 +27,65 @@ import {
   ServerSchema,
   type AgentConfig,
   type AuditConfig,
-  type JwtConfig,
   type LimitsConfig,
   type RawConfig,
   type ScrubSecretConfig,
-  type SigningConfig,
 } from './schema.js';
-import { hashToken, resolveToken, type ResolvedToken } from './tokens.js';
-import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
-import type { TaskStoreSpec } from '../tasks/stores/index.js';
+import { loadSigning } from './signing.js';
+import { parseYamlDocument, readSourceFile, SourceFileError, YamlSyntaxError } from './yaml.js';
 
-export interface ClientEntry {
-  id: string;
-  /** SHA-256 of the token. */
-  tokenDigest: Buffer;
-  agents: ReadonlySet<string>;
-  tokenOrigin: ResolvedToken['origin'];
-  /** The person who decides this client's guarded actions (`approvals.people` id). */
-  owner?: string;
-}
-
-/** A person who signs in to decide guarded actions (`approvals.people`). */
-export interface PersonEntry {
-  id: string;
-  /** SHA-256 of the person's own token. */
-  tokenDigest: Buffer;
-}
-
-/** Human approvals as loaded (`approvals`); absent when the section is not in the config. */
-export interface ApprovalsSettings {
-  ttlMs: number;
-  serviceMaxLevel: 'L1' | 'L2';
-  maxPending: number;
-  console: boolean;
-  people: PersonEntry[];
-}
-
-export interface AirlockConfig {
-  server: {
-    host: string;
-    port: number;
-    publicUrl?: string;
-    basePath: string;
-    defaultAgent?: string;
-    maxBodyBytes: number;
-    allowNonLoopback: boolean;
-    /** IPs or CIDRs, each checked to parse at load. */
-    trustedProxies: string[];
-    apiKeyHeader: boolean;
-    publicCard: boolean;
-    rest: boolean;
-    headersTimeoutMs: number;
-    bodyTimeoutMs: number;
-  };
-  /** Retention defaults applied; `DATABASE_URL` and `--data` are weighed at serve time (resolveTaskStoreSpec). */
-  store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number };
-  /** Processes serving this config; above 1 a shared store is required. */
-  replicas: number;
-  redis?: { url: string };
-  limits: LimitsConfig;
-  /** JWT bearer verification, when configured; its key material is read at load. */
-  jwt?: JwtSettings;
-  /**
-   * Values never to leave in a reply (a backend's own credentials, say). Client tokens are not
-   * listed: Airlock keeps only their digests and no backend ever sees one.
-   */
-  scrubSecrets: string[];
-  audit: AuditConfig;
-  /** The outbound registry that `a2a` backends relay to; required when one is configured. */
-  upstreams?: { registry: string; pins: string };
-  /** Card signing, when configured: its keys are read and checked at load. */
-  signing?: SigningSettings;
-  /** Human approvals of guarded actions, when configured. */
-  approvals?: ApprovalsSettings;
-  agents: AgentConfig[];
-  clients: ClientEntry[];
-}
-
-/**
- * Where JWT verification keys come from: a JSON Web Key Set (from `jwksFile`), a PEM SPKI public
- * key (from `publicKeyFile`), or a JWKS fetched from `jwksUrl` at start and every
- * `refreshSeconds` through the guarded outbound client.
- */
-export type JwtKeys =
-  | { kind: 'jwks'; jwks: { keys: Record<string, unknown>[] } }
-  | { kind: 'pem'; pem: string }
-  | { kind: 'url'; url: string; refreshSeconds: number; privateNetwork: boolean };
-
-export interface JwtSettings extends Omit<
-  JwtConfig,
-  'jwksFile' | 'publicKeyFile' | 'jwksUrl' | 'jwksRefreshSeconds' | 'jwksPrivateNetwork'
-> {
-  keys: JwtKeys;
-}
-
-/**
- * Card signing as loaded: the private keys (each signs every served card, in this order), the
- * JWK Set `/.well-known/jwks.json` serves (public keys only, holding every signing key), and
- * the `jku` put in each signature header, if any.
- *
- * @example
- * ```ts
- * const { keys, jwks, jku } = config.signing!;
- * signCard(wireCard, keys, { ...(jku !== undefined && { jku }) });
- * ```
- */
-export interface SigningSettings {
-  keys: SigningKey[];
-  jwks: { keys: PublicJwk[] };
-  jku?: string;
-}
-
-/** Default for `auth.jwt.jwksRefreshSeconds`. */
-export const DEFAULT_JWKS_REFRESH_SECONDS = 600;
+export type {
+  AirlockConfig,
+  ApprovalsSettings,
+  ClientEntry,
+  JwtKeys,
+  JwtSettings,
+  PersonEntry,
+  SigningSettings,
+} from './airlock-config.js';
+export { DEFAULT_JWKS_REFRESH_SECONDS } from './airlock-config.js';
+export { pointerToKey } from './check.js';
 
 const validator = Compile(ConfigSchema);
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Reads and loads a configuration file (see {@link parseConfig}).
+ *
+ * @example
+ * ```ts
+ * const config = loadConfigFile('examples/demo.yaml', process.env);
+ * ```
+ * @throws ConfigError
+ */
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): AirlockConfig {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readSourceFile(path, MAX_CONFIG_BYTES, '4 MiB');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
-    throw new ConfigError('', `config: ${path}: ${reason}`);
+    if (error instanceof SourceFileError) throw new ConfigError('', `config: ${error.message}`);
+    throw error;
   }
-  if (text.length > MAX_CONFIG_BYTES) throw new ConfigError('', `config: ${path}: larger than 4 MiB`);
   return parseConfig(text, env, path);
 }
 
+/**
+ * Parses, interpolates (`${VAR}`) and validates configuration YAML, then checks what a schema
+ * cannot (unique slugs and ids, references between sections) and reads the key material.
+ *
+ * @example
+ * ```ts
+ * const config = parseConfig('agents: []\nclients: []\n', process.env);
+ * ```
+ * @throws ConfigError naming the key
+ */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, source = 'inline'): AirlockConfig {
   let document: unknown;
   try {
-    // Duplicate keys are an error (yaml's default); a small alias budget stops alias bombs.
-    document = parseYaml(text, { uniqueKeys: true, maxAliasCount: 100, prettyErrors: false });
+    document = parseYamlDocument(text);
   } catch (error) {
-    if (error instanceof YAMLParseError) {
-      const line = lineOf(text, error.pos[0]);
-      throw new ConfigError(
-        '',
-        `config: ${source}${line !== undefined ? ` line ${line}` : ''}: ${error.message.split('\n')[0]}`,
-      );
-    }
+    if (error instanceof YamlSyntaxError)
+      throw new ConfigError('', `config: ${source} line ${error.line}: ${error.reason}`);
     throw error;
   }
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
@@ -297,239 +207,6 @@ function resolveScrubSecrets(entries: readonly ScrubSecretConfig[], env: NodeJS.
   });
 }
 
-function loadJwt(config: JwtConfig): JwtSettings {
-  const { jwksFile, publicKeyFile, jwksUrl, jwksRefreshSeconds, jwksPrivateNetwork, ...rest } = config;
-  const sources = [jwksFile, publicKeyFile, jwksUrl].filter((source) => source !== undefined).length;
-  if (sources !== 1) {
-    throw new ConfigError('auth.jwt', 'set exactly one of jwksFile or publicKeyFile or jwksUrl');
-  }
-  if (jwksUrl === undefined) {
-    if (jwksRefreshSeconds !== undefined)
-      throw new ConfigError('auth.jwt.jwksRefreshSeconds', 'applies only with jwksUrl');
-    if (jwksPrivateNetwork !== undefined)
-      throw new ConfigError('auth.jwt.jwksPrivateNetwork', 'applies only with jwksUrl');
-  } else {
-    checkJwksUrl(jwksUrl);
-    return {
-      ...rest,
-      keys: {
-        kind: 'url',
-        url: jwksUrl,
-        refreshSeconds: jwksRefreshSeconds ?? DEFAULT_JWKS_REFRESH_SECONDS,
-        privateNetwork: jwksPrivateNetwork ?? false,
-      },
-    };
-  }
-  if (jwksFile !== undefined) {
-    const key = 'auth.jwt.jwksFile';
-    let jwks: unknown;
-    try {
-      jwks = JSON.parse(readSmallFile(jwksFile, key));
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      throw new ConfigError(key, `${jwksFile} is not JSON`);
-    }
-    const keys = (jwks as { keys?: unknown } | null)?.keys;
-    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'object' && k !== null)) {
-      throw new ConfigError(key, `${jwksFile} is not a JWKS (an object with a non-empty "keys" array)`);
-    }
-    return { ...rest, keys: { kind: 'jwks', jwks: { keys: keys as Record<string, unknown>[] } } };
-  }
-  const key = 'auth.jwt.publicKeyFile';
-  const pem = readSmallFile(publicKeyFile as string, key);
-  if (!pem.includes('-----BEGIN PUBLIC KEY-----')) {
-    throw new ConfigError(key, `${publicKeyFile as string} is not a PEM public key (BEGIN PUBLIC KEY)`);
-  }
-  return { ...rest, keys: { kind: 'pem', pem } };
-}
-
-/**
- * The JWKS URL must be https, or plain http to a loopback host written as such, with no
- * credentials: the same URL policy the guarded client applies, checked here so that a bad URL
- * fails at load. Whether the address is reachable (private network, allowlist) is the client's
- * decision at fetch time. Messages name the origin at most, never the path or query.
- */
-function checkJwksUrl(url: string): void {
-  try {
-    checkOutboundUrl(url, { privateNetwork: true, privateAllow: [], proxyConfigured: false });
-  } catch (error) {
-    if (isOutboundError(error, 'insecure_url', 'url_has_credentials')) {
-      throw new ConfigError('auth.jwt.jwksUrl', error.message);
-    }
-    // address_blocked and the like depend on AIRLOCK_PRIVATE_ALLOW: judged when fetching.
-  }
-}
-
-/** Private key and JWK Set files are a few kilobytes. */
-const MAX_KEY_FILE_BYTES = 1024 * 1024;
-
-/**
- * Reads the signing keys, the served JWK Set and the `jku` (see `SigningSettings`). Every
- * problem is a `ConfigError` naming the key: a private key file others may read, a key that
- * does not import or sign, two keys with one `kid`, a `jwksFile` with private material or
- * without one of the signing keys, `jku: true` without an https `server.publicUrl`.
- */
-function loadSigning(config: SigningConfig, publicUrl: string | undefined): SigningSettings {
-  const keys = config.keys.map((entry, index) => {
-    const key = `signing.keys[${index}].file`;
-    const bytes = readKeyFile(entry.file, key, true);
-    return asConfigError(key, () => importSigningKey(parseKeyDocument(bytes, entry.file), entry.file));
-  });
-  const kids = new Set<string>();
-  keys.forEach((signer, index) => {
-    if (kids.has(signer.kid)) {
-      throw new ConfigError(
-        `signing.keys[${index}].file`,
-        `a second key with the kid "${signer.kid}"; list each key once`,
-      );
-    }
-    kids.add(signer.kid);
-  });
-  let jwks: { keys: PublicJwk[] };
-  if (config.jwksFile === undefined) {
-    jwks = { keys: keys.map((signer) => ({ ...signer.publicJwk })) };
-  } else {
-    const key = 'signing.jwksFile';
-    const path = config.jwksFile;
-    const served = asConfigError(key, () => importKeySet(parseKeyDocument(readKeyFile(path, key, false), path), path));
-    for (const signer of keys) {
-      const published = served.get(signer.kid);
-      // Verifiers look keys up by kid in this set: a signing key missing from it (or a different
-      // key under its kid) would make every card's signature fail for everyone.
-      if (published === undefined) {
-        throw new ConfigError(key, `${path} lacks the signing key "${signer.kid}"; add its public JWK`);
-      }
-      if (!published.publicKey.equals(createPublicKey(signer.privateKey))) {
-        throw new ConfigError(key, `${path} holds a different key under the signing key's kid "${signer.kid}"`);
-      }
-      if (!published.algorithms.includes(signer.alg)) {
-        throw new ConfigError(key, `${path} limits the key "${signer.kid}" to another algorithm than ${signer.alg}`);
-      }
-    }
-    jwks = served.toJwks();
-  }
-  const jku = jkuFrom(config.jku, publicUrl);
-  return { keys, jwks, ...(jku !== undefined && { jku }) };
-}
-
-function jkuFrom(setting: SigningConfig['jku'], publicUrl: string | undefined): string | undefined {
-  if (setting === undefined || setting === false) return undefined;
-  if (typeof setting === 'string') {
-    let url: URL | undefined;
-    try {
-      url = new URL(setting);
-    } catch {
-      url = undefined;
-    }
-    if (url?.protocol !== 'https:' || /\s/.test(setting) || url.username !== '' || url.password !== '') {
-      throw new ConfigError('signing.jku', 'must be true, false or an https URL (without credentials)');
-    }
-    return url.href;
-  }
-  // Only the operator's public URL can say where the gateway is reached from outside: the
-  // listening address is loopback, and a Host header is the caller's word.
-  if (publicUrl === undefined) {
-    throw new ConfigError(
-      'signing.jku',
-      'true needs server.publicUrl (the jku names the gateway as others reach it); or give the URL itself',
-    );
-  }
-  if (!publicUrl.startsWith('https://')) {
-    throw new ConfigError(
-      'signing.jku',
-      'true needs an https server.publicUrl: a key set URL over plain http could be swapped in transit',
-    );
-  }
-  return `${publicUrl.replace(/\/+$/, '')}/.well-known/jwks.json`;
-}
-
-/**
- * A key file's bytes. With `secret`, the file must be readable by its owner only (as ssh insists
- * for private keys): a signing key others can read is a key others can sign with.
- */
-function readKeyFile(path: string, key: string, secret: boolean): Buffer {
-  let mode: number;
-  let size: number;
-  try {
-    const stats = statSync(path);
-    if (!stats.isFile()) throw new ConfigError(key, `${path} is not a file`);
-    mode = stats.mode;
-    size = stats.size;
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
-    throw new ConfigError(key, `${path}: ${reason}`);
-  }
-  // Windows has no POSIX modes (Node reports 0666 for any writable file): ACLs guard keys there.
-  if (secret && process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    const shown = (mode & 0o777).toString(8).padStart(4, '0');
-    throw new ConfigError(
-      key,
-      `${path} is accessible by group or others (mode ${shown}); a private key must be readable by its owner only: chmod 600 ${path}`,
-    );
-  }
-  if (size > MAX_KEY_FILE_BYTES) throw new ConfigError(key, `${path}: larger than 1 MiB`);
-  try {
-    return readFileSync(path);
-  } catch {
-    throw new ConfigError(key, `${path}: cannot be read`);
-  }
-}
-
-/** A `SigningKeyError` (its message names the file and the problem) as a `ConfigError` on `key`. */
-function asConfigError<T>(key: string, build: () => T): T {
-  try {
-    return build();
-  } catch (error) {
-    if (error instanceof SigningKeyError) throw new ConfigError(key, error.message);
-    throw error;
-  }
-}
-
-function readSmallFile(path: string, key: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'cannot be read';
-    throw new ConfigError(key, `${path}: ${reason}`);
-  }
-  if (text.length > 1024 * 1024) throw new ConfigError(key, `${path}: larger than 1 MiB`);
-  return text;
-}
-
-function firstSchemaError(value: unknown): ConfigError {
-  const errors = [...validator.Errors(value)];
-  // Prefer the deepest error: a union's mismatch says less than the field inside it.
-  errors.sort((a, b) => b.instancePath.length - a.instancePath.length);
-  const error = errors[0];
-  if (error === undefined) return new ConfigError('', 'invalid configuration');
-  // `additionalProperties: false` reports the extra key itself as failing a `false` schema.
-  if (error.keyword === 'boolean') return new ConfigError(pointerToKey(error.instancePath), 'is not a known setting');
-  const extra = (error.params as { additionalProperties?: string[] }).additionalProperties;
-  if (extra !== undefined && extra.length > 0) {
-    return new ConfigError(pointerToKey(`${error.instancePath}/${extra[0]}`), 'is not a known setting');
-  }
-  return new ConfigError(pointerToKey(error.instancePath), error.message);
-}
-
-/** 1-based line number of a character offset. */
-function lineOf(text: string, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line += 1;
-  return line;
-}
-
-/** `/agents/0/slug` → `agents[0].slug`. */
-export function pointerToKey(pointer: string): string {
-  let out = '';
-  for (const segment of pointer.split('/').slice(1)) {
-    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(key) ? `[${key}]` : out.length > 0 ? `.${key}` : key;
-  }
-  return out;
-}
-
 function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): void {
   const seen = new Set<string>();
   agents.forEach((agent, index) => {
@@ -551,86 +228,8 @@ function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): v
   }
 }
 
-function resolveClients(raw: RawConfig, env: NodeJS.ProcessEnv): ClientEntry[] {
-  const slugs = new Set(raw.agents.map((agent) => agent.slug));
-  const ids = new Set<string>();
-  const digests = new Map<string, string>();
-  return raw.clients.map((client, index) => {
-    const key = `clients[${index}]`;
-    if (ids.has(client.id)) throw new ConfigError(`${key}.id`, `"${client.id}" is used twice`);
-    ids.add(client.id);
-    client.agents.forEach((slug, agentIndex) => {
-      if (!slugs.has(slug)) throw new ConfigError(`${key}.agents[${agentIndex}]`, `no agent has slug "${slug}"`);
-    });
-    const token = resolveToken(client.token, env, `${key}.token`);
-    const digest = hashToken(token.value);
-    const hex = digest.toString('hex');
-    const other = digests.get(hex);
-    if (other !== undefined) {
-      throw new ConfigError(`${key}.token`, `clients "${other}" and "${client.id}" share a token; give each its own`);
-    }
-    digests.set(hex, client.id);
-    return {
-      id: client.id,
-      tokenDigest: digest,
-      agents: new Set(client.agents),
-      tokenOrigin: token.origin,
-      ...(client.owner !== undefined && { owner: client.owner }),
-    };
-  });
-}
-
-/**
- * The approvals section: people's tokens hashed (each distinct from every client token, so no
- * caller can decide and no person can call), and every client owner a configured person.
- */
-function resolveApprovals(
-  raw: RawConfig,
-  clients: readonly ClientEntry[],
-  env: NodeJS.ProcessEnv,
-): ApprovalsSettings | undefined {
-  const section = raw.approvals;
-  if (section === undefined) {
-    const owned = raw.clients.findIndex((client) => client.owner !== undefined);
-    if (owned !== -1) {
-      throw new ConfigError(`clients[${owned}].owner`, 'an owner decides guarded actions: add an approvals section');
-    }
-    const acting = raw.agents.findIndex((agent) => agent.actions !== undefined && agent.actions.maxLevel >= 'L3');
-    if (acting !== -1) {
-      throw new ConfigError(
-        `agents[${acting}].actions.maxLevel`,
-        'acting levels (L3, L4) need a person to approve each action: add an approvals section',
-      );
-    }
-    return undefined;
-  }
-  const clientDigests = new Set(clients.map((client) => client.tokenDigest.toString('hex')));
-  const ids = new Set<string>();
-  const digests = new Set<string>();
-  const people = section.people.map((person, index) => {
-    const key = `approvals.people[${index}]`;
-    if (ids.has(person.id)) throw new ConfigError(`${key}.id`, `"${person.id}" is used twice`);
-    ids.add(person.id);
-    const token = resolveToken(person.token, env, `${key}.token`);
-    const digest = hashToken(token.value);
-    const hex = digest.toString('hex');
-    if (clientDigests.has(hex)) {
-      throw new ConfigError(`${key}.token`, `person "${person.id}" uses a client's token; a person needs their own`);
-    }
-    if (digests.has(hex)) throw new ConfigError(`${key}.token`, `two people share a token; give each their own`);
-    digests.add(hex);
-    return { id: person.id, tokenDigest: digest };
-  });
-  raw.clients.forEach((client, index) => {
-    if (client.owner !== undefined && !ids.has(client.owner)) {
-      throw new ConfigError(`clients[${index}].owner`, `no person in approvals.people has id "${client.owner}"`);
-    }
-  });
-  return {
-    ttlMs: Math.round(section.ttlMinutes * 60_000),
-    serviceMaxLevel: section.serviceMaxLevel,
-    maxPending: section.maxPending,
-    console: section.console,
-    people,
-  };
+function firstSchemaError(value: unknown): ConfigError {
+  const problem = firstSchemaProblem(validator, value);
+  if (problem === undefined) return new ConfigError('', 'invalid configuration');
+  return new ConfigError(pointerToKey(problem.pointer), problem.problem);
 }

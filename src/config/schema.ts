@@ -17,6 +17,10 @@
  * ```
  */
 import Type, { type Static } from 'typebox';
+import { CommandBackendSchema } from '../agents/command/config.js';
+import { ModuleBackendSchema } from '../agents/module/config.js';
+import { OpenAiBackendSchema } from '../agents/openai/config.js';
+import { UpstreamBackendSchema } from '../agents/upstream/config.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
 const Identifier = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
@@ -34,93 +38,6 @@ const Skill = Type.Object(
   { additionalProperties: false },
 );
 
-const Milliseconds = (fallback: number): ReturnType<typeof Type.Integer> =>
-  Type.Integer({ minimum: 100, maximum: 3_600_000, default: fallback });
-
-/** An OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, llama.cpp's server, vLLM, …). */
-const OpenAiBackend = Type.Object(
-  {
-    type: Type.Literal('openai'),
-    /** The API base, e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
-    baseUrl: Type.String({ pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$', maxLength: 2000 }),
-    model: Type.String({ minLength: 1, maxLength: 256 }),
-    /** Sent as `Authorization: Bearer …` to `baseUrl`'s origin only; usually `${VAR}`. Scrubbed from replies. */
-    apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    /** The operator's instruction; Airlock's untrusted-input note is always added after it. */
-    systemPrompt: Type.Optional(Type.String({ minLength: 1, maxLength: 32_000 })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    /** Earlier turns of the session sent with each request (newest kept). */
-    history: Type.Object(
-      {
-        maxTurns: Type.Integer({ minimum: 0, maximum: 100, default: 10 }),
-        maxChars: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 16_000 }),
-      },
-      { additionalProperties: false, default: {} },
-    ),
-    timeouts: Type.Object(
-      {
-        connectMs: Milliseconds(5_000),
-        firstTokenMs: Milliseconds(60_000),
-        totalMs: Milliseconds(300_000),
-      },
-      { additionalProperties: false, default: {} },
-    ),
-    /** Bytes read from the endpoint per turn. */
-    maxResponseBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 4 * 1024 * 1024 }),
-  },
-  { additionalProperties: false },
-);
-
-/** A program run once per turn: argument list (no shell), message on stdin, reply on stdout. */
-const CommandBackend = Type.Object(
-  {
-    type: Type.Literal('command'),
-    /** A path (relative to the working directory) or a program name looked up in PATH at startup. */
-    command: Type.String({ minLength: 1, maxLength: 4096 }),
-    args: Type.Array(Type.String({ maxLength: 32_768 }), { maxItems: 256, default: [] }),
-    /** Variables set for the program (values may use `${VAR}`). Nothing else is inherited… */
-    env: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32_768 }), {
-      default: {},
-    }),
-    /** …except these names, copied from Airlock's own environment when set. */
-    passEnv: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), { maxItems: 256, default: [] }),
-    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    /** `text`: the caller's text as sent; `prompt`: the framed prompt (system note, then the framed text). */
-    input: Type.Union([Type.Literal('text'), Type.Literal('prompt')], { default: 'text' }),
-    /** The whole run; then the process group is killed and the task fails. */
-    timeoutMs: Milliseconds(60_000),
-    /** Bytes of stdout per turn; beyond it the process group is killed and the task fails. */
-    maxOutputBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
-    /** Bytes of stderr kept for the log per turn. */
-    maxStderrBytes: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 8192 }),
-  },
-  { additionalProperties: false },
-);
-
-/** A JS/TS module exporting an `AgentBackend` (or a factory of one). */
-const ModuleBackend = Type.Object(
-  {
-    type: Type.Literal('module'),
-    /** A path (relative to the working directory) of a .js/.mjs module, or .ts/.mts when tsx is installed. */
-    module: Type.String({ minLength: 1, maxLength: 4096 }),
-    /** The export to use: an AgentBackend object or a function (options) => AgentBackend. */
-    export: Type.String({ pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$', default: 'default' }),
-    /** Passed to the factory as is. */
-    options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: false },
-);
-
-/** An existing A2A agent, by its name in the outbound registry (`upstreams.registry`). */
-const UpstreamBackend = Type.Object(
-  {
-    type: Type.Literal('a2a'),
-    agent: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }),
-  },
-  { additionalProperties: false },
-);
-
 const Backend = Type.Union([
   Type.Object({ type: Type.Literal('echo') }, { additionalProperties: false }),
   Type.Object(
@@ -134,10 +51,10 @@ const Backend = Type.Union([
     },
     { additionalProperties: false },
   ),
-  OpenAiBackend,
-  CommandBackend,
-  ModuleBackend,
-  UpstreamBackend,
+  OpenAiBackendSchema,
+  CommandBackendSchema,
+  ModuleBackendSchema,
+  UpstreamBackendSchema,
 ]);
 
 /** A rung of the autonomy ladder (src/approvals/ladder.ts): L1, L2 read-only; L3, L4 acting. */
@@ -473,10 +390,10 @@ export type AgentConfig = Static<typeof Agent>;
 export type ClientConfig = Static<typeof Client>;
 export type TokenSourceConfig = Static<typeof TokenSource>;
 export type BackendConfigRaw = Static<typeof Backend>;
-export type OpenAiBackendConfig = Static<typeof OpenAiBackend>;
-export type CommandBackendConfig = Static<typeof CommandBackend>;
-export type ModuleBackendConfig = Static<typeof ModuleBackend>;
-export type UpstreamBackendConfig = Static<typeof UpstreamBackend>;
+export type { OpenAiBackendConfig } from '../agents/openai/config.js';
+export type { CommandBackendConfig } from '../agents/command/config.js';
+export type { ModuleBackendConfig } from '../agents/module/config.js';
+export type { UpstreamBackendConfig } from '../agents/upstream/config.js';
 export type UpstreamsConfig = Static<typeof ConfigSchema>['upstreams'];
 export type LimitsConfig = Static<typeof Limits>;
 export type JwtConfig = Static<typeof Jwt>;

@@ -32,15 +32,12 @@ export type {
   ToolOutput,
 } from './tools.js';
 export {
-  DEFAULT_MCP_PORT,
   DEFAULT_PROGRESS_INTERVAL_MS,
-  MAX_MCP_BODY_BYTES,
-  MCP_HTTP_PATH,
   MCP_SERVER_INFO,
   airlockMcpFactory,
   createAirlockMcpServer,
-  isLoopbackBindHost,
   serveMcpStdio,
-  startMcpHttp,
 } from './server.js';
-export type { AirlockMcpOptions, McpHttpHandle, McpHttpListenOptions, McpStdioHandle } from './server.js';
+export { DEFAULT_MCP_PORT, MAX_MCP_BODY_BYTES, MCP_HTTP_PATH, isLoopbackBindHost, startMcpHttp } from './http.js';
+export type { AirlockMcpOptions, McpStdioHandle } from './server.js';
+export type { McpHttpHandle, McpHttpListenOptions } from './http.js';

@@ -10,7 +10,7 @@ import {
   type FakeRemote,
 } from '../client/fake-remote.test.js';
 import { createClient, parseRegistry, type CallResult } from '../client/index.js';
-import { MAX_MCP_BODY_BYTES, isLoopbackBindHost, startMcpHttp, type McpHttpHandle } from './server.js';
+import { MAX_MCP_BODY_BYTES, isLoopbackBindHost, startMcpHttp, type McpHttpHandle } from './http.js';
 
 const ENV = { AIRLOCK_SECRET_TEST: 'tok-SECRET-0123456789abcdefXYZ' };
 

@@ -187,6 +187,22 @@ describe('guarded client over http on loopback', { timeout: 8000 }, () => {
     assert.equal(headers.te, undefined);
   });
 
+  test('defaultHeaders go on every request and stream, over what the caller set', async () => {
+    const composed = createGuardedClient({ resolve: resolver, defaultHeaders: { 'X-Default': 'on' } });
+    try {
+      await composed.request(get('/ok', { headers: { 'x-default': 'caller', 'x-trace': 'abc' } }));
+      const streamed = await composed.stream(get('/ok'));
+      for await (const chunk of streamed.body) void chunk;
+      assert.equal(seen.requests.length, 2);
+      for (const request of seen.requests) assert.equal(request.headers['x-default'], 'on');
+      assert.equal(seen.requests[0]?.headers['x-trace'], 'abc');
+      await client.request(get('/ok'));
+      assert.equal(seen.requests[2]?.headers['x-default'], undefined, 'only the client configured with them');
+    } finally {
+      await composed.close();
+    }
+  });
+
   test('localhost is reached through its pinned loopback addresses, without the resolver', async () => {
     const got = await client.request(get('/ok', { url: `http://localhost:${port}/ok` }));
     assert.equal(got.status, 200);

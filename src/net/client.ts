@@ -116,6 +116,7 @@ export function createGuardedClient(settings: GuardedClientSettings = {}): Guard
       ? undefined
       : tls.createSecureContext({ ca: [...tls.rootCertificates, loadCaFile(settings.caFile, 'caFile')] });
   const resolve = settings.resolve ?? systemResolve;
+  const defaultHeaders = requestHeaders(settings.defaultHeaders);
   const agents = new Map<string, Agent>();
   let closed = false;
 
@@ -152,7 +153,7 @@ export function createGuardedClient(settings: GuardedClientSettings = {}): Guard
         origin: target.origin,
         path: target.path,
         method: options.method,
-        headers: requestHeaders(options.headers),
+        headers: { ...requestHeaders(options.headers), ...defaultHeaders },
         ...(options.body === undefined ? {} : { body: options.body }),
         signal: deadline.signal,
         headersTimeout: options.timeouts.readMs,

@@ -23,6 +23,12 @@ export interface GuardedClientSettings {
   egressProxy?: string;
   /** For tests: replaces DNS. */
   resolve?: (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+  /**
+   * Headers sent on every request and stream of the client, over the caller's own (a request
+   * cannot leave without them, nor change them). The transport knows no header of its callers'
+   * protocols: `src/client` passes Airlock's hop header here.
+   */
+  defaultHeaders?: Readonly<Record<string, string>>;
 }
 
 /** A parsed egress proxy. `display` is safe to log; `authorization` is not. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { OutboundError } from './errors.js';
-import { checkOutboundUrl } from './url-policy.js';
+import { checkOutboundUrl, readOutboundUrl } from './url-policy.js';
 import type { UrlPolicy } from './url-policy.js';
 
 const open: UrlPolicy = { privateNetwork: false, privateAllow: [], proxyConfigured: false };
@@ -143,5 +143,18 @@ describe('checkOutboundUrl', () => {
       }),
       { numRuns: 50 },
     );
+  });
+});
+
+describe('readOutboundUrl', () => {
+  test('reads the parse, the credentials and the host as policy sees it', () => {
+    assert.equal(readOutboundUrl('not a url'), undefined);
+    const odd = readOutboundUrl('http://0x7f.1/a#frag');
+    assert.equal(odd?.host, '0x7f.1');
+    assert.equal(odd?.literal, '127.0.0.1');
+    assert.equal(odd?.url.hash, '#frag', 'the fragment is kept: policies decide about it');
+    assert.equal(readOutboundUrl('https://u:p@a.example/')?.hasCredentials, true);
+    const plain = readOutboundUrl('https://a.example/x');
+    assert.deepEqual([plain?.host, plain?.literal, plain?.hasCredentials], ['a.example', undefined, false]);
   });
 });

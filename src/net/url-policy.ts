@@ -62,12 +62,9 @@ export function checkOutboundUrl(raw: string, policy: UrlPolicy): OutboundTarget
   if (raw.length > MAX_URL_LENGTH) {
     throw new OutboundError('insecure_url', `the URL is longer than ${MAX_URL_LENGTH} characters`);
   }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new OutboundError('insecure_url', 'the URL is not a valid absolute URL');
-  }
+  const facts = readOutboundUrl(raw);
+  if (facts === undefined) throw new OutboundError('insecure_url', 'the URL is not a valid absolute URL');
+  const { url, host, literal } = facts;
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new OutboundError(
       'insecure_url',
@@ -76,17 +73,10 @@ export function checkOutboundUrl(raw: string, policy: UrlPolicy): OutboundTarget
   }
   // url.origin never includes the credentials, so it is safe to name.
   const origin = url.origin;
-  if (url.username !== '' || url.password !== '') {
+  if (facts.hasCredentials) {
     throw new OutboundError('url_has_credentials', `the URL for ${origin} contains user:password@; remove it`);
   }
   url.hash = '';
-
-  const literal = literalOf(url.hostname);
-  const written = rawHostOf(raw);
-  // The WHATWG parser turns 0x7f.1 into 127.0.0.1; policy must see what was written, so that an
-  // odd spelling never counts as the operator's own "127.0.0.1".
-  const host =
-    literal !== undefined && written !== undefined && written.toLowerCase() !== url.hostname ? written : url.hostname;
   const spelled = host === url.hostname ? '' : ` (written as ${printable(host)})`;
 
   if (url.protocol === 'http:' && !isLoopbackHost(host)) {
@@ -107,6 +97,53 @@ export function checkOutboundUrl(raw: string, policy: UrlPolicy): OutboundTarget
     }
   }
   return { url, origin, path: `${url.pathname}${url.search}`, host, literal };
+}
+
+/**
+ * What an outbound URL says, before any policy judges it: the parse (fragment kept), whether it
+ * carries `user:password@`, and its host as policy must see it. Shared by
+ * {@link checkOutboundUrl} and the registry's load-time check, so both read a URL alike.
+ *
+ * @example
+ * ```ts
+ * readOutboundUrl('http://0x7f.1/')?.host;        // '0x7f.1' (as written, not 127.0.0.1)
+ * readOutboundUrl('not a url');                   // undefined
+ * readOutboundUrl('https://u:p@a.example/')?.hasCredentials; // true
+ * ```
+ */
+export interface OutboundUrlFacts {
+  /** As parsed, fragment kept. */
+  url: URL;
+  hasCredentials: boolean;
+  /** The URL's host name, or an IP literal as it was written (see {@link OutboundTarget.host}). */
+  host: string;
+  /** The normalised address when the host is an IP literal. */
+  literal: string | undefined;
+}
+
+/**
+ * Reads an absolute URL into {@link OutboundUrlFacts}, or undefined when it does not parse.
+ *
+ * @example
+ * ```ts
+ * const facts = readOutboundUrl('https://agent.example/a2a#top');
+ * facts?.url.hash; // '#top'
+ * ```
+ */
+export function readOutboundUrl(raw: string): OutboundUrlFacts | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  const literal = literalOf(url.hostname);
+  const written = rawHostOf(raw);
+  // The WHATWG parser turns 0x7f.1 into 127.0.0.1; policy must see what was written, so that an
+  // odd spelling never counts as the operator's own "127.0.0.1".
+  const host =
+    literal !== undefined && written !== undefined && written.toLowerCase() !== url.hostname ? written : url.hostname;
+  return { url, hasCredentials: url.username !== '' || url.password !== '', host, literal };
 }
 
 /** The normalised address of an IP-literal host name, or undefined for a name. */

@@ -13,7 +13,7 @@ export * from './model.js';
 export * from './errors.js';
 export type * from './dialect.js';
 export * from './jsonrpc.js';
-export { v10, V10_METHODS, taskStateFromV10, taskStateToV10 } from './v10.js';
+export { v10, V10_METHODS, taskStateFromV10, taskStateToV10 } from './v10/index.js';
 export type {
   V10Artifact,
   V10ArtifactUpdate,
@@ -27,8 +27,8 @@ export type {
   V10Task,
   V10TaskState,
   V10TaskStatus,
-} from './v10.js';
-export { v03, V03_METHODS, DATA_PART_COMPAT } from './v03.js';
+} from './v10/index.js';
+export { v03, V03_METHODS, DATA_PART_COMPAT } from './v03/index.js';
 export type {
   V03Artifact,
   V03ArtifactUpdate,
@@ -40,7 +40,8 @@ export type {
   V03StreamResult,
   V03Task,
   V03TaskStatus,
-} from './v03.js';
+} from './v03/index.js';
 export { SUPPORTED_VERSIONS, dialectForMethod, dialectForVersion, parseA2AVersion } from './version.js';
 export { decodeAnyCard, encodeCardV03, encodeCardV10 } from './card.js';
-export { LIMITS, UNKNOWN_TIMESTAMP, parseTimestamp } from './validate.js';
+export { LIMITS } from './validation/primitives.js';
+export { UNKNOWN_TIMESTAMP, parseTimestamp } from './validation/timestamps.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { A2AError } from './errors.js';
 import { jsonRpcError, jsonRpcResult, parseJsonRpcCall, salvageId } from './jsonrpc.js';
-import { v03 } from './v03.js';
-import { v10 } from './v10.js';
+import { v03 } from './v03/index.js';
+import { v10 } from './v10/index.js';
 import { assertA2AError, hostileArb } from './arbitraries.test.js';
 
 describe('parseJsonRpcCall', () => {

@@ -4,7 +4,7 @@
  * It follows the v1.0 data model (parts as text/raw/url/data, camelCase fields) with a
  * `kind` discriminator on parts and stream events so that TypeScript can narrow them.
  * The v1.0 and v0.3 wire shapes are produced and consumed only by the codecs in
- * `v10.ts` and `v03.ts`; nothing outside `src/protocol/` sees a wire shape.
+ * `v10/` and `v03/`; nothing outside `src/protocol/` sees a wire shape.
  *
  * @example
  * ```ts

@@ -13,9 +13,9 @@ import type {
   Task,
   TaskStatus,
 } from './model.js';
-import { V03_JSON, V03_METHODS, v03 } from './v03.js';
-import { v10 } from './v10.js';
-import { UNKNOWN_TIMESTAMP } from './validate.js';
+import { V03_JSON, V03_METHODS, v03 } from './v03/index.js';
+import { v10 } from './v10/index.js';
+import { UNKNOWN_TIMESTAMP } from './validation/timestamps.js';
 import {
   assertA2AError,
   cardArb,

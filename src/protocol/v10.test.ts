@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { A2AError } from './errors.js';
 import type { A2ARequest, AgentCard, Message, StreamEvent, Task } from './model.js';
 import { isTerminalState } from './model.js';
-import { V10_JSON, V10_METHODS, v10 } from './v10.js';
-import { UNKNOWN_TIMESTAMP } from './validate.js';
+import { V10_JSON, V10_METHODS, v10 } from './v10/index.js';
+import { UNKNOWN_TIMESTAMP } from './validation/timestamps.js';
 import {
   assertA2AError,
   cardArb,

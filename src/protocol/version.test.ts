@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { A2AError } from './errors.js';
-import { V03_METHODS, v03 } from './v03.js';
-import { V10_METHODS, v10 } from './v10.js';
+import { V03_METHODS, v03 } from './v03/index.js';
+import { V10_METHODS, v10 } from './v10/index.js';
 import { SUPPORTED_VERSIONS, dialectForMethod, dialectForVersion, parseA2AVersion } from './version.js';
 import { assertA2AError } from './arbitraries.test.js';
 

@@ -10,8 +10,8 @@
  */
 import { A2AError } from './errors.js';
 import type { Dialect, DialectVersion } from './dialect.js';
-import { v03 } from './v03.js';
-import { v10 } from './v10.js';
+import { v03 } from './v03/index.js';
+import { v10 } from './v10/index.js';
 
 /**
  * The versions Airlock speaks, newest first.

@@ -20,7 +20,8 @@ afterEach(() => {
 
 /**
  * A loopback HTTP server whose one request is read with `read`, and a raw TCP socket to it.
- * The server answers the way http.ts does: 413 or 408 with `connection: close`, then closes.
+ * The server answers the way the gateway's body step (admission/body.ts) does: 413 or 408
+ * with `connection: close`, then closes.
  */
 async function harness(read: (req: IncomingMessage) => Promise<BodyResult>): Promise<{
   socket: Socket;

@@ -65,6 +65,18 @@ export function cardBaseUrl(publicUrl: string | undefined, host: string | undefi
   return `http://127.0.0.1:${port}`;
 }
 
+/**
+ * A listen host as a URL writes it (an IPv6 address in brackets).
+ *
+ * @example
+ * ```ts
+ * `http://${hostForUrl('::1')}:41241`; // 'http://[::1]:41241'
+ * ```
+ */
+export function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 const BEARER_ONLY: Readonly<Record<string, SecurityScheme>> = securitySchemesFor({ apiKeyHeader: false });
 
 /** The id of the one skill a public card lists (the spec asks for at least one). */

@@ -1,11 +1,12 @@
 /**
- * JSON-RPC dispatch: frame → dialect → canonical request → task service → dialect result.
- * This is the only server code that touches a `Dialect`; the service below it never knows
- * which version the caller speaks.
+ * JSON-RPC dispatch: frame → dialect → canonical request (`decodeRpc`), then, once the turn
+ * is admitted, task service → dialect result (`runRpc`). This is the only server code that
+ * touches a `Dialect`; the service below it never knows which version the caller speaks.
  *
  * @example
  * ```ts
- * const outcome = await dispatchRpc(body, versionHeader, call);
+ * const decoded = decodeRpc(body, versionHeader, onError);
+ * const outcome = decoded.ok ? await runRpc(decoded, call, grant) : decoded.outcome;
  * if (outcome.kind === 'json') res.end(outcome.body);
  * ```
  */
@@ -19,12 +20,12 @@ import {
   salvageId,
   type JsonRpcId,
 } from '../protocol/jsonrpc.js';
-import type { A2ARequest, StreamEvent } from '../protocol/model.js';
-import { V03_JSON, v03 } from '../protocol/v03.js';
-import type { JsonWriters } from '../protocol/validate.js';
+import type { A2ARequest, Message, StreamEvent } from '../protocol/model.js';
+import { V03_JSON, v03 } from '../protocol/v03/index.js';
+import type { JsonWriters } from '../protocol/json-text.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
-import { V10_JSON, v10 } from '../protocol/v10.js';
-import { CapacityError } from '../tasks/policy.js';
+import { V10_JSON, v10 } from '../protocol/v10/index.js';
+import { CapacityError, type TurnGrant } from '../tasks/policy.js';
 import type { TaskService } from '../tasks/service.js';
 import type { CallContext } from '../tasks/call-context.js';
 import { isStoreUnavailable } from '../tasks/stores/errors.js';
@@ -72,17 +73,37 @@ export type RpcOutcome =
   | { kind: 'unavailable'; message: string; retryAfterSeconds: number }
   | { kind: 'stream'; events: AsyncIterable<StreamEvent>; frame: (event: StreamEvent) => string };
 
-/** Parses and runs one JSON-RPC request. Never throws: every failure becomes a JSON-RPC error. */
-export async function dispatchRpc(body: Buffer, versionHeader: string | undefined, call: RpcCall): Promise<RpcOutcome> {
+/**
+ * A JSON-RPC request decoded into its canonical form, ready for admission and the service; or
+ * the error outcome when it could not be (not JSON, not JSON-RPC, unknown method, bad params, a
+ * notification).
+ */
+export type RpcDecoded =
+  { ok: true; request: A2ARequest; dialect: Dialect; id: JsonRpcId } | { ok: false; outcome: RpcOutcome };
+
+/**
+ * Decodes one JSON-RPC request body. Never throws: every failure is an outcome (an unexpected
+ * one is passed to `onError` first).
+ *
+ * @example
+ * ```ts
+ * const decoded = decodeRpc(body, headerOf(req, 'a2a-version'), onError);
+ * if (!decoded.ok) return write(decoded.outcome);
+ * ```
+ */
+export function decodeRpc(
+  body: Buffer,
+  versionHeader: string | undefined,
+  onError: (error: unknown) => void,
+): RpcDecoded {
   let frame: unknown;
   try {
     frame = JSON.parse(body.toString('utf8'));
   } catch {
-    return errorOutcome(null, fallbackDialect(versionHeader), new A2AError('JSON_PARSE'));
+    return { ok: false, outcome: errorOutcome(null, fallbackDialect(versionHeader), new A2AError('JSON_PARSE')) };
   }
   let id: JsonRpcId = salvageId(frame);
   let dialect = fallbackDialect(versionHeader);
-  let operation: A2ARequest['method'] | undefined;
   try {
     const rpc = parseJsonRpcCall(frame);
     id = rpc.id ?? null;
@@ -92,22 +113,76 @@ export async function dispatchRpc(body: Buffer, versionHeader: string | undefine
     dialect = chosen;
     const request = dialect.decodeRequest(rpc.method, rpc.params);
     if (rpc.id === undefined) throw notificationRefused();
-    operation = request.method;
-    return await run(request, dialect, id, call);
+    return { ok: true, request, dialect, id };
   } catch (error) {
-    if (error instanceof CapacityError) {
-      return { kind: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
-    }
-    if (!(error instanceof A2AError)) call.onError(error);
-    // Retryable, and said so in words the caller can rely on (the cause stays in the log).
-    const shown = isStoreUnavailable(error) ? new A2AError('INTERNAL', STORE_UNAVAILABLE_MESSAGE) : error;
-    const outcome = errorOutcome(id, dialect, shown);
-    // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
-    if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
-      return { kind: 'stream-error', body: outcome.body };
-    }
-    return outcome;
+    return { ok: false, outcome: rpcFailure(error, id, dialect, undefined, onError) };
   }
+}
+
+/**
+ * The message a request would start a turn with: SendMessage and SendStreamingMessage (either
+ * dialect's name) need admission as a turn; every other method starts none.
+ *
+ * @example
+ * ```ts
+ * const message = turnMessageOf(decoded.request); // undefined for tasks/get
+ * ```
+ */
+export function turnMessageOf(request: A2ARequest): Message | undefined {
+  return request.method === 'send' || request.method === 'stream' ? request.params.message : undefined;
+}
+
+/**
+ * Runs a decoded request on the service (with the grant admission gave a turn). Never throws:
+ * every failure becomes an outcome.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runRpc(decoded, call, turn.grant);
+ * ```
+ */
+export async function runRpc(
+  decoded: Extract<RpcDecoded, { ok: true }>,
+  call: RpcCall,
+  grant?: TurnGrant,
+): Promise<RpcOutcome> {
+  const { request, dialect, id } = decoded;
+  try {
+    return await run(request, dialect, id, call, grant);
+  } catch (error) {
+    return rpcFailure(error, id, dialect, request.method, call.onError);
+  }
+}
+
+/**
+ * The outcome for a failed call: a capacity refusal is a 503; an unexpected error is passed
+ * to `onError` and answered as an internal error; an unreachable store in words callers can
+ * rely on.
+ *
+ * @example
+ * ```ts
+ * const outcome = rpcFailure(new CapacityError(1), 7, v10, 'send', onError); // { kind: 'unavailable', … }
+ * ```
+ */
+export function rpcFailure(
+  error: unknown,
+  id: JsonRpcId,
+  dialect: Dialect,
+  operation: A2ARequest['method'] | undefined,
+  onError: (error: unknown) => void,
+): RpcOutcome {
+  if (error instanceof CapacityError) {
+    return { kind: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  }
+  if (!(error instanceof A2AError)) onError(error);
+  // Retryable, and said so in words the caller can rely on (the cause stays in the log).
+  const shown = isStoreUnavailable(error) ? new A2AError('INTERNAL', STORE_UNAVAILABLE_MESSAGE) : error;
+  const outcome = errorOutcome(id, dialect, shown);
+  // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
+  if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
+    return { kind: 'stream-error', body: outcome.body };
+  }
+  return outcome;
 }
 
 /** Codecs that write their most common results as JSON text directly (see JsonWriters). */
@@ -116,18 +191,24 @@ const JSON_WRITERS: ReadonlyMap<Dialect, JsonWriters> = new Map<Dialect, JsonWri
   [v10, V10_JSON],
 ]);
 
-async function run(request: A2ARequest, dialect: Dialect, id: JsonRpcId, call: RpcCall): Promise<RpcOutcome> {
+async function run(
+  request: A2ARequest,
+  dialect: Dialect,
+  id: JsonRpcId,
+  call: RpcCall,
+  grant: TurnGrant | undefined,
+): Promise<RpcOutcome> {
   const { service, context } = call;
   const writers = JSON_WRITERS.get(dialect);
   switch (request.method) {
     case 'send': {
-      const result = await service.send(context, request.params);
+      const result = await service.send(context, request.params, grant);
       return writers === undefined
         ? json(id, dialect.encodeSendResult(result))
         : jsonText(id, writers.sendResult(result));
     }
     case 'stream':
-      return stream(id, dialect, await service.stream(context, request.params));
+      return stream(id, dialect, await service.stream(context, request.params, grant));
     case 'get': {
       const task = await service.get(context, request.params.id, request.params.historyLength);
       return writers === undefined ? json(id, dialect.encodeTask(task)) : jsonText(id, writers.task(task));

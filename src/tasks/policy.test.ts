@@ -4,9 +4,16 @@ import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
 import { createWriterBackend } from '../agents/writer.js';
 import { A2AError } from '../protocol/errors.js';
 import type { Message, SendParams, StreamEvent } from '../protocol/model.js';
-import { CapacityError, type ReplyScrubber, type TaskLifecycleEvent, type TurnPolicy } from './policy.js';
+import {
+  CapacityError,
+  type ParkingGate,
+  type ReplyScrubber,
+  type TaskLifecycleEvent,
+  type TurnGrant,
+} from './policy.js';
 import { TaskService } from './service.js';
 import type { CallContext } from './call-context.js';
+import type { TaskStore } from './store.js';
 import { MemoryTaskStore } from './stores/memory.js';
 
 function caller(backend: AgentBackend, principalKey = 'client:a::a'): CallContext {
@@ -71,13 +78,63 @@ const scrubber: ReplyScrubber = {
   },
 };
 
+/** Grants as an admission chain hands them out, each counting its own releases. */
+function grants(extra: Partial<TurnGrant> = {}): {
+  grant: () => TurnGrant;
+  given: () => number;
+  released: () => number[];
+} {
+  const counts: number[] = [];
+  return {
+    grant: () => {
+      const index = counts.length;
+      counts.push(0);
+      return { inputChars: 1, ...extra, release: () => (counts[index] = (counts[index] ?? 0) + 1) };
+    },
+    given: () => counts.length,
+    released: () => counts,
+  };
+}
+
+/** A synchronous backend (`runSync`), as the echo agent is: the service's blocking fast path. */
+function syncScript(events: AgentEvent[]): AgentBackend {
+  return {
+    kind: 'sync-script',
+    async *run() {
+      yield* events;
+    },
+    runSync: () => events,
+  };
+}
+
+/** A store that takes nothing (full, or down). */
+function refusingStore(): TaskStore {
+  const inner = new MemoryTaskStore();
+  return {
+    put: () => Promise.reject(new Error('store down')),
+    get: (owner, id) => inner.get(owner, id),
+    list: (owner, query) => inner.list(owner, query),
+    close: () => inner.close(),
+  };
+}
+
+/** A gate whose every parked task stays parked: a message on it is answered as it is. */
+function reparkingGate(): ParkingGate {
+  return {
+    propose: () => ({ kind: 'park', parts: [{ kind: 'text', text: 'waiting for a person' }] }),
+    ask: () => ({ kind: 'park', parts: [{ kind: 'text', text: 'waiting for a person' }] }),
+    resume: async () => ({ kind: 'repark' }),
+    withdraw: () => undefined,
+  };
+}
+
 async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
   const out: StreamEvent[] = [];
   for await (const event of events) out.push(event);
   return out;
 }
 
-describe('TaskService with a turn policy', () => {
+describe('TaskService with what admission granted', () => {
   it('refuses a second running task in the same context with -32004, and frees the context after', async () => {
     const service = new TaskService({ store: new MemoryTaskStore() });
     const held = gated();
@@ -100,53 +157,168 @@ describe('TaskService with a turn policy', () => {
     assert.equal(again.task.status.state, 'completed');
   });
 
-  it('passes admission refusals through and starts nothing', async () => {
-    const policy: TurnPolicy = {
-      admit(_ctx, message) {
-        if (message.parts.length > 1) throw new A2AError('INVALID_PARAMS', 'too many parts');
-        throw new CapacityError(2);
-      },
-    };
-    const service = new TaskService({ store: new MemoryTaskStore(), policy });
+  it('is never reached by a refusal of the caller’s admission: the refusal passes through, nothing starts', async () => {
+    const service = new TaskService({ store: new MemoryTaskStore() });
     const ctx = caller(script([{ type: 'completed' }]));
-    await assert.rejects(service.send(ctx, send('x')), (error: unknown) => error instanceof CapacityError);
+    let reached = 0;
+    // The caller's admission chain: it refuses before it calls the service (as the server's does).
+    const admit = (message: Message): TurnGrant => {
+      if (message.parts.length > 1) throw new A2AError('INVALID_PARAMS', 'too many parts');
+      throw new CapacityError(2);
+    };
+    const admitted = async <T>(params: SendParams, call: (grant: TurnGrant) => Promise<T>): Promise<T> => {
+      const grant = admit(params.message);
+      reached += 1;
+      return call(grant);
+    };
+    const one = send('x');
     await assert.rejects(
-      service.stream(ctx, {
-        message: {
-          messageId: 'm',
-          role: 'user',
-          parts: [
-            { kind: 'text', text: 'a' },
-            { kind: 'text', text: 'b' },
-          ],
-        },
-        configuration: { returnImmediately: false },
-      }),
+      admitted(one, (grant) => service.send(ctx, one, grant)),
+      (error: unknown) => error instanceof CapacityError,
+    );
+    const two: SendParams = {
+      message: {
+        messageId: 'm',
+        role: 'user',
+        parts: [
+          { kind: 'text', text: 'a' },
+          { kind: 'text', text: 'b' },
+        ],
+      },
+      configuration: { returnImmediately: false },
+    };
+    await assert.rejects(
+      admitted(two, (grant) => service.stream(ctx, two, grant)),
       (error: unknown) => error instanceof A2AError && error.code === 'INVALID_PARAMS',
     );
+    assert.equal(reached, 0);
     assert.equal(service.running, 0);
+    assert.equal((await service.list(ctx, { pageSize: 10, includeArtifacts: false })).totalSize, 0);
   });
 
   it('gives the grant back exactly once when the turn ends, is canceled, or cannot start', async () => {
-    let held = 0;
-    let released = 0;
-    const policy: TurnPolicy = {
-      admit: () => {
-        held += 1;
-        return { inputChars: 1, release: () => (released += 1) };
-      },
-    };
-    const service = new TaskService({ store: new MemoryTaskStore(), policy });
-    await service.send(caller(script([{ type: 'completed', text: 'ok' }])), send('done'));
+    const counter = grants();
+    const service = new TaskService({ store: new MemoryTaskStore() });
+    await service.send(caller(script([{ type: 'completed', text: 'ok' }])), send('done'), counter.grant());
     const gate = gated();
-    const running = await service.send(caller(gate.backend), send('held', {}, true));
+    const running = await service.send(caller(gate.backend), send('held', {}, true), counter.grant());
     assert.ok(running.kind === 'task');
     await service.cancel(caller(gate.backend), running.task.id);
     gate.open();
-    await assert.rejects(service.send(caller(gate.backend), send('x', { taskId: 'missing-task' })));
+    await assert.rejects(service.send(caller(gate.backend), send('x', { taskId: 'missing-task' }), counter.grant()));
     await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.equal(held, 3);
-    assert.equal(released, 3);
+    assert.equal(counter.given(), 3);
+    assert.deepEqual(counter.released(), [1, 1, 1]);
+  });
+
+  it('gives the grant back exactly once on every path where the turn does not start', async () => {
+    const counter = grants();
+    const service = new TaskService({ store: new MemoryTaskStore() });
+    const refused = async (call: Promise<unknown>, code?: string): Promise<void> => {
+      await assert.rejects(
+        call,
+        (error: unknown) => code === undefined || (error instanceof A2AError && error.code === code),
+      );
+    };
+    // Task not found, by send and by stream.
+    const missing = send('x', { taskId: 'missing-task' });
+    await refused(service.send(caller(script([])), missing, counter.grant()), 'TASK_NOT_FOUND');
+    await refused(service.stream(caller(script([])), missing, counter.grant()), 'TASK_NOT_FOUND');
+    // A terminal task takes no more messages (runSync fast path and async path).
+    const done = await service.send(caller(syncScript([{ type: 'completed' }])), send('one'), counter.grant());
+    assert.ok(done.kind === 'task');
+    const again = send('two', { taskId: done.task.id });
+    await refused(
+      service.send(caller(syncScript([{ type: 'completed' }])), again, counter.grant()),
+      'UNSUPPORTED_OPERATION',
+    );
+    await refused(
+      service.stream(caller(script([{ type: 'completed' }])), again, counter.grant()),
+      'UNSUPPORTED_OPERATION',
+    );
+    // The context is busy; the task itself is still running; the contextId is too long.
+    const held = gated();
+    const running = await service.send(
+      caller(held.backend),
+      send('held', { contextId: 'busy' }, true),
+      counter.grant(),
+    );
+    assert.ok(running.kind === 'task');
+    await refused(
+      service.send(caller(held.backend), send('y', { contextId: 'busy' }), counter.grant()),
+      'UNSUPPORTED_OPERATION',
+    );
+    await refused(
+      service.stream(caller(held.backend), send('y', { contextId: 'busy' }), counter.grant()),
+      'UNSUPPORTED_OPERATION',
+    );
+    await refused(
+      service.send(caller(held.backend), send('z', { taskId: running.task.id }), counter.grant()),
+      'UNSUPPORTED_OPERATION',
+    );
+    await refused(
+      service.send(caller(held.backend), send('w', { contextId: 'c'.repeat(300) }), counter.grant()),
+      'INVALID_PARAMS',
+    );
+    // A backend that throws before its first event.
+    const throwing: AgentBackend = {
+      kind: 'throwing',
+      run: () => {
+        throw new Error('no turn for you');
+      },
+    };
+    await refused(service.send(caller(throwing), send('t'), counter.grant()));
+    held.open();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(service.running, 0);
+    // Every grant given back once: the held turn's when it ended, every other at its refusal.
+    assert.deepEqual(counter.released(), new Array<number>(counter.given()).fill(1));
+  });
+
+  it('gives the grant back exactly once when the store refuses the task, or the audit refuses it', async () => {
+    const counter = grants();
+    const refusing = new TaskService({ store: refusingStore() });
+    await assert.rejects(refusing.send(caller(script([{ type: 'completed' }])), send('a'), counter.grant()));
+    await assert.rejects(refusing.send(caller(syncScript([{ type: 'completed' }])), send('b'), counter.grant()));
+    await assert.rejects(refusing.stream(caller(script([{ type: 'completed' }])), send('c'), counter.grant()));
+    await assert.rejects(refusing.send(caller(script([{ type: 'completed' }])), send('d', {}, true), counter.grant()));
+    const unaudited = new TaskService({
+      store: new MemoryTaskStore(),
+      observe: () => {
+        throw new Error('audit down');
+      },
+    });
+    await assert.rejects(
+      unaudited.send(caller(script([{ type: 'completed' }])), send('e'), counter.grant()),
+      /audit down/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(refusing.running + unaudited.running, 0);
+    assert.deepEqual(counter.released(), [1, 1, 1, 1, 1]);
+  });
+
+  it('gives the grant back exactly once when a message on a task parked on the person runs nothing', async () => {
+    const counter = grants();
+    const service = new TaskService({ store: new MemoryTaskStore(), gate: reparkingGate() });
+    const remote = {
+      question: 'which sea?',
+      agent: 'far',
+      taskId: 't-far',
+      contextId: 'c-far',
+      state: 'input-required',
+    } as const;
+    const ctx = caller(script([{ type: 'ask-person', remote }]));
+    const parked = await service.send(ctx, send('ask'), counter.grant());
+    assert.ok(parked.kind === 'task');
+    assert.equal(parked.task.status.state, 'input-required');
+    const answered = await service.send(ctx, send('the sea', { taskId: parked.task.id }), counter.grant());
+    assert.ok(answered.kind === 'task');
+    assert.equal(answered.task.status.state, 'input-required');
+    const streamed = await collect(
+      await service.stream(ctx, send('still?', { taskId: parked.task.id }), counter.grant()),
+    );
+    assert.equal(streamed.length, 1);
+    assert.deepEqual(counter.released(), [1, 1, 1]);
   });
 
   it('hands the backend a lazily built prompt and the granted tools (none by default)', async () => {
@@ -159,21 +331,17 @@ describe('TaskService with a turn policy', () => {
         yield { type: 'completed' };
       },
     };
-    const service = new TaskService({
-      store: new MemoryTaskStore(),
-      policy: {
-        admit: () => ({
-          inputChars: 5,
-          release: () => undefined,
-          prompt: () => {
-            built += 1;
-            return { system: 'untrusted caller', user: '<<<framed>>>' };
-          },
-          tools: ['search'],
-        }),
+    const service = new TaskService({ store: new MemoryTaskStore() });
+    const grant: TurnGrant = {
+      inputChars: 5,
+      release: () => undefined,
+      prompt: () => {
+        built += 1;
+        return { system: 'untrusted caller', user: '<<<framed>>>' };
       },
-    });
-    await service.send(caller(backend), send('hello'));
+      tools: ['search'],
+    };
+    await service.send(caller(backend), send('hello'), grant);
     const turn = seen[0] as AgentTurn & { prompt?: { system: string; user: string }; tools?: readonly string[] };
     assert.equal(built, 0, 'not built until read');
     assert.deepEqual(turn.prompt, { system: 'untrusted caller', user: '<<<framed>>>' });
@@ -197,11 +365,9 @@ describe('TaskService with a turn policy', () => {
       { type: 'artifact', artifact: { parts: [{ kind: 'text', text: `file ${SECRET}` }] } },
       { type: 'completed', text: `bye ${SECRET}` },
     ]);
-    const service = new TaskService({
-      store: new MemoryTaskStore(),
-      policy: { admit: () => ({ inputChars: 1, release: () => undefined, scrubber }) },
-    });
-    const events = await collect(await service.stream(caller(backend), send('hi')));
+    const service = new TaskService({ store: new MemoryTaskStore() });
+    const grant: TurnGrant = { inputChars: 1, release: () => undefined, scrubber };
+    const events = await collect(await service.stream(caller(backend), send('hi'), grant));
     const wire = JSON.stringify(events);
     assert.ok(!wire.includes(SECRET), wire);
     const streamed = events
@@ -218,13 +384,11 @@ describe('TaskService with a turn policy', () => {
   });
 
   it('flushes held-back reply text before the final status when no chunk was marked last', async () => {
-    const service = new TaskService({
-      store: new MemoryTaskStore(),
-      policy: { admit: () => ({ inputChars: 1, release: () => undefined, scrubber }) },
-    });
+    const service = new TaskService({ store: new MemoryTaskStore() });
     const result = await service.send(
       caller(script([{ type: 'text', text: 'short' }, { type: 'completed' }])),
       send('x'),
+      { inputChars: 1, release: () => undefined, scrubber },
     );
     assert.ok(result.kind === 'task');
     assert.deepEqual(result.task.artifacts[0]?.parts, [{ kind: 'text', text: 'short' }]);
@@ -262,5 +426,27 @@ describe('TaskService with a turn policy', () => {
     assert.ok((events[3]?.outputChars ?? 0) > 0);
     assert.equal(events[9]?.outputChars, 'direct'.length);
     for (const event of events) assert.deepEqual(event.ctx.caller, { clientId: 'a', kind: 'client' });
+  });
+
+  it('records what the grant counted as the caller’s input, and the message’s text without a grant', async () => {
+    const events: TaskLifecycleEvent[] = [];
+    const service = new TaskService({ store: new MemoryTaskStore(), observe: (event) => events.push(event) });
+    const ctx = caller(syncScript([{ type: 'completed', text: 'ok' }]));
+    await service.send(ctx, send('hello'), { inputChars: 42, release: () => undefined });
+    await service.send(ctx, send('hello'));
+    await collect(
+      await service.stream(caller(script([{ type: 'completed' }])), send('hi'), grants({ inputChars: 7 }).grant()),
+    );
+    assert.deepEqual(
+      events.map((event) => [event.type, event.inputChars]),
+      [
+        ['submitted', 42],
+        ['completed', 42],
+        ['submitted', 'hello'.length],
+        ['completed', 'hello'.length],
+        ['submitted', 7],
+        ['completed', 7],
+      ],
+    );
   });
 });

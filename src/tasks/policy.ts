@@ -1,20 +1,19 @@
 /**
- * What the task service asks of the policy around it. The service knows nothing of limits,
- * content rules, framing or audit sinks; the server hands it a `TurnPolicy` (admission,
- * prompt, tools, reply scrubbing) and an observer for lifecycle events, and the service calls
- * them at the right moments of every turn.
+ * What the task service takes from the policy around it. The service knows nothing of limits,
+ * content rules, framing or audit sinks: the caller's admission chain decides whether a turn
+ * may start and hands the service a `TurnGrant` (prompt, tools, reply scrubbing, the slot to
+ * give back); the server also gives it an observer for lifecycle events and a parking gate,
+ * and the service calls them at the right moments of every turn.
  *
  * @example
  * ```ts
- * const service = new TaskService({
- *   store,
- *   policy: { admit: (ctx, message) => ({ inputChars: textOf(message).length, release() {} }) },
- *   observe: (event) => console.log(event.type, event.task.id),
- * });
+ * const service = new TaskService({ store, observe: (event) => console.log(event.type, event.taskId) });
+ * const grant: TurnGrant = { inputChars: 5, release() {} };
+ * await service.send(ctx, params, grant);
  * ```
  */
 import type { ApprovedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
-import type { Message, Part, Task } from '../protocol/model.js';
+import type { Part, Task } from '../protocol/model.js';
 import type { CallContext } from './call-context.js';
 import { AirlockError } from '../errors/index.js';
 
@@ -31,7 +30,17 @@ export interface ReplyScrubber {
   stream(): { push(chunk: string): string; flush(): string };
 }
 
-/** What admission grants one turn. */
+/**
+ * What admission granted one turn: the caller checked the message and took the turn's slot
+ * before calling the service, which gives the grant back (`release`) exactly once, when the
+ * turn ends or cannot start.
+ *
+ * @example
+ * ```ts
+ * const grant: TurnGrant = { inputChars: text.length, release: () => slots.free(), scrubber };
+ * await service.send(ctx, params, grant);
+ * ```
+ */
 export interface TurnGrant {
   /** Characters of text in the caller's message (for audit). */
   readonly inputChars: number;
@@ -43,15 +52,6 @@ export interface TurnGrant {
   tools?: readonly string[];
   /** Applied to every piece of reply text before it is stored or sent. */
   scrubber?: ReplyScrubber;
-}
-
-export interface TurnPolicy {
-  /**
-   * Decides whether a turn may start (a new task, or a resumed interrupted one). Refuses by
-   * throwing (or rejecting with) an `A2AError` (bad input) or a `CapacityError` (too many turns
-   * running). A promise only when the decision needs a round trip (a cap shared by replicas).
-   */
-  admit(ctx: CallContext, message: Message, resuming: boolean): TurnGrant | Promise<TurnGrant>;
 }
 
 /** Why a task failed or was canceled, as a fixed code (never backend text). */

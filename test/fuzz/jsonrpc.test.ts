@@ -20,8 +20,8 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { A2A_ERRORS } from '../../src/protocol/errors.js';
-import { V03_METHODS } from '../../src/protocol/v03.js';
-import { V10_METHODS } from '../../src/protocol/v10.js';
+import { V03_METHODS } from '../../src/protocol/v03/index.js';
+import { V10_METHODS } from '../../src/protocol/v10/index.js';
 import { DEFAULT_YAML, TOKEN_A, startGateway, withServer, type TestGateway } from '../helpers/gateway.js';
 import { fuzzRuns, fuzzTimeout } from './runs.js';
 

@@ -20,7 +20,7 @@
  * // { type: 'completed' }
  * ```
  */
-import type { CommandBackendConfig } from '../../config/schema.js';
+import type { CommandBackendConfig } from './config.js';
 import {
   isAborted,
   type AgentBackend,

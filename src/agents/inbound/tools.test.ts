@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
-import type { AgentConfig } from '../../config/schema.js';
 import { toolsForInboundTurn, type AvailableTool, type InboundToolPolicy } from './tools.js';
 
 const AVAILABLE: readonly AvailableTool[] = [
@@ -78,21 +77,6 @@ describe('toolsForInboundTurn', () => {
     const a = toolsForInboundTurn(policy(true, ['search']), AVAILABLE);
     a.push('a2a_send');
     assert.deepEqual(toolsForInboundTurn(policy(true, ['search']), AVAILABLE), ['search']);
-  });
-
-  it('accepts an agent from config as it is', () => {
-    const agent: AgentConfig = {
-      slug: 'helpdesk',
-      name: 'Helpdesk',
-      description: 'Answers questions.',
-      version: '1.0.0',
-      skills: [{ id: 'faq', name: 'FAQ', description: 'Questions', tags: [] }],
-      backend: { type: 'echo' },
-      anonymousLoopback: false,
-      allowTools: true,
-      tools: { allow: ['search'] },
-    };
-    assert.deepEqual(toolsForInboundTurn(agent, AVAILABLE), ['search']);
   });
 
   it('gives a subset of allow ∩ available \\ outbound, and nothing when allowTools is off', () => {

@@ -17,7 +17,7 @@
  * await backend.close?.();
  * ```
  */
-import type { OpenAiBackendConfig } from '../../config/schema.js';
+import type { OpenAiBackendConfig } from './config.js';
 import {
   BackendConfigError,
   isAborted,
@@ -33,7 +33,7 @@ import { badResponseError, networkError, OpenAiTurnError, serverError } from './
 import { buildChatMessages, buildChatRequest, chatCompletionsUrl } from './request.js';
 import { createChatDispatcher, exchangeChatCompletion, type ExchangeProgress } from './transport.js';
 
-export type { OpenAiBackendConfig } from '../../config/schema.js';
+export type { OpenAiBackendConfig } from './config.js';
 export { OpenAiTurnError, cleanServerMessage, MAX_SERVER_MESSAGE_CHARS } from './errors.js';
 export type { OpenAiFailureCode } from './errors.js';
 export { buildChatMessages, buildChatRequest, chatCompletionsUrl, historyMessages } from './request.js';

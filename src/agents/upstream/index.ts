@@ -26,7 +26,7 @@
  * for await (const event of backend.run(turn)) console.log(event);
  * ```
  */
-import type { UpstreamBackendConfig } from '../../config/schema.js';
+import type { UpstreamBackendConfig } from './config.js';
 import { BackendConfigError, type AgentBackend, type BackendContext, type BackendLog } from '../backend.js';
 import { DEFAULT_MAX_SESSIONS, UpstreamIds } from './ids.js';
 import { UpstreamError, type UpstreamAgent, type UpstreamConnector } from './port.js';

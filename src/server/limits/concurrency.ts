@@ -32,8 +32,9 @@ export interface InFlightLimits {
 export type Release = () => void;
 
 /**
- * Caps on work in flight, as the turn policy uses them: {@link InFlightLimiter} in one process, or
- * caps shared by replicas (`shared/`), which answer asynchronously.
+ * Caps on work in flight, as the in-flight admission step (admission/in-flight.ts) uses them:
+ * {@link InFlightLimiter} in one process, or caps shared by replicas (`shared/`), which answer
+ * asynchronously.
  *
  * @example
  * ```ts

@@ -5,13 +5,18 @@ import type { AgentBackend, AgentEvent, AgentTurn } from '../../agents/backend.j
 import { createEchoBackend } from '../../agents/echo.js';
 import { A2AError } from '../../protocol/errors.js';
 import type { Artifact, Message, SendParams, Task, TaskState } from '../../protocol/model.js';
-import { CapacityError } from '../../tasks/policy.js';
+import { CapacityError, type TurnGrant } from '../../tasks/policy.js';
 import { TaskService } from '../../tasks/service.js';
 import type { CallContext } from '../../tasks/call-context.js';
 import { MemoryTaskStore } from '../../tasks/stores/memory.js';
+import { compose, REFUSED } from '../admission/compose.js';
+import { createInFlightStep } from '../admission/in-flight.js';
+import type { TurnCandidate } from '../admission/turn.js';
+import { createTurnContentStep } from '../admission/turn-content.js';
 import {
   askError,
   askErrorResponse,
+  askMessage,
   AskRequestError,
   askResultOf,
   ASK_STATES,
@@ -189,6 +194,17 @@ function caller(backend: AgentBackend, principalKey = 'client:a::a'): CallContex
   return { principalKey, agentSlug: 'agent', backend };
 }
 
+/** The configured defaults (src/config/schema.ts). */
+const LIMITS = {
+  requestsPerMinute: 600,
+  authFailuresPerMinute: 10,
+  maxJsonDepth: 32,
+  maxParts: 16,
+  maxInputChars: 8192,
+  maxConcurrentTasks: 256,
+  maxConcurrentTasksPerPrincipal: 16,
+};
+
 describe('runAsk', () => {
   it('sends one blocking user message with one text part and a fresh messageId', async () => {
     const sent: SendParams[] = [];
@@ -269,33 +285,35 @@ describe('runAsk', () => {
     assert.ok(!result.reply.includes('hunter2'));
   });
 
-  it('goes through the service’s policy: admission refusals and reply scrubbing apply', async () => {
-    const full = new TaskService({
-      store: new MemoryTaskStore(),
-      policy: {
-        admit: () => {
-          throw new CapacityError(1);
-        },
-      },
+  it('goes through admission: its refusals and the grant’s reply scrubbing apply', async () => {
+    // The turn steps the ask route runs before the service: a full gateway refuses with a
+    // CapacityError (503), and the grant they produce carries the reply scrubber.
+    const audit = { enabled: false, rejected() {}, suspicious() {}, rateLimited() {} };
+    const config = { limits: LIMITS, agents: [], scrubSecrets: [] };
+    const admitTurn = compose(
+      createTurnContentStep<TurnCandidate>({ config, audit }),
+      createInFlightStep<TurnCandidate>({ config, audit, inFlight: { tryAcquire: () => null } }),
+    );
+    const ctx = caller(createEchoBackend());
+    let refusal: unknown;
+    const full = admitTurn({
+      ctx,
+      message: askMessage({ message: 'x' }),
+      refuseTurn: (error) => (refusal = error),
+      text: '',
+      grant: undefined,
     });
-    await assert.rejects(runAsk(full, caller(createEchoBackend()), { message: 'x' }), (error: unknown) => {
-      assert.equal(askErrorResponse(error).status, 503);
-      return true;
-    });
-    const scrubbing = new TaskService({
-      store: new MemoryTaskStore(),
-      policy: {
-        admit: () => {
-          const scrub = (text: string): string => text.replaceAll('hunter2', '[redacted]');
-          return {
-            inputChars: 0,
-            release() {},
-            scrubber: { scrub, stream: () => ({ push: scrub, flush: () => '' }) },
-          };
-        },
-      },
-    });
-    const reply = await runAsk(scrubbing, caller(createEchoBackend()), { message: 'the password is hunter2' });
+    assert.equal(full, REFUSED);
+    assert.ok(refusal instanceof CapacityError);
+    assert.equal(askErrorResponse(refusal).status, 503);
+
+    const scrub = (text: string): string => text.replaceAll('hunter2', '[redacted]');
+    const grant: TurnGrant = {
+      inputChars: 0,
+      release() {},
+      scrubber: { scrub, stream: () => ({ push: scrub, flush: () => '' }) },
+    };
+    const reply = await runAsk(service(), ctx, { message: 'the password is hunter2' }, grant);
     assert.equal(reply.reply, 'the password is [redacted]');
   });
 

@@ -19,7 +19,7 @@
 import { A2AError } from '../../protocol/errors.js';
 import { TASK_STATES, type Message, type SendResult, type Task, type TaskState } from '../../protocol/model.js';
 import { newId } from '../../tasks/ids.js';
-import { CapacityError } from '../../tasks/policy.js';
+import { CapacityError, type TurnGrant } from '../../tasks/policy.js';
 import type { TaskService } from '../../tasks/service.js';
 import type { CallContext } from '../../tasks/call-context.js';
 import { isStoreUnavailable } from '../../tasks/stores/errors.js';
@@ -174,9 +174,42 @@ export function askResultOf(result: SendResult | Task): AskReply {
 }
 
 /**
- * Runs one ask: a new user message (a fresh messageId, the caller's contextId when given) sent
- * to the service as a blocking SendMessage. Errors are the service's own (`A2AError`); map
- * them with `askErrorResponse`.
+ * The user message an ask sends: a fresh messageId, one text part, the caller's contextId
+ * when given.
+ *
+ * @example
+ * ```ts
+ * askMessage({ message: 'Hello', contextId: 'c-1' }); // { messageId, role: 'user', parts: [{ kind: 'text', text: 'Hello' }], contextId: 'c-1' }
+ * ```
+ */
+export function askMessage(request: AskRequest): Message {
+  const message: Message = { messageId: newId(), role: 'user', parts: [{ kind: 'text', text: request.message }] };
+  if (request.contextId !== undefined) message.contextId = request.contextId;
+  return message;
+}
+
+/**
+ * Sends an ask's message to the service as a blocking SendMessage, with the grant admission
+ * gave its turn, and shapes the answer. Errors are the service's own (`A2AError`); map them
+ * with `askErrorResponse`.
+ *
+ * @example
+ * ```ts
+ * const reply = await sendAsk(service, ctx, askMessage(request), turn.grant);
+ * ```
+ */
+export async function sendAsk(
+  service: TaskService,
+  context: CallContext,
+  message: Message,
+  grant?: TurnGrant,
+): Promise<AskReply> {
+  return askResultOf(await service.send(context, { message, configuration: { returnImmediately: false } }, grant));
+}
+
+/**
+ * Runs one ask: a new user message (see {@link askMessage}) sent to the service as a blocking
+ * SendMessage (see {@link sendAsk}).
  *
  * @example
  * ```ts
@@ -184,10 +217,13 @@ export function askResultOf(result: SendResult | Task): AskReply {
  * const next = await runAsk(service, ctx, { message: 'To Oslo', contextId: first.contextId });
  * ```
  */
-export async function runAsk(service: TaskService, context: CallContext, request: AskRequest): Promise<AskReply> {
-  const message: Message = { messageId: newId(), role: 'user', parts: [{ kind: 'text', text: request.message }] };
-  if (request.contextId !== undefined) message.contextId = request.contextId;
-  return askResultOf(await service.send(context, { message, configuration: { returnImmediately: false } }));
+export function runAsk(
+  service: TaskService,
+  context: CallContext,
+  request: AskRequest,
+  grant?: TurnGrant,
+): Promise<AskReply> {
+  return sendAsk(service, context, askMessage(request), grant);
 }
 
 /** HTTP statuses for the A2A errors an ask can meet; every other code is a 500. */
@@ -200,7 +236,7 @@ const STATUS_BY_CODE: ReadonlyMap<number, number> = new Map([
   [-32004, 409], // unsupported operation: the task or context is busy or has ended
 ]);
 
-/** google.rpc.Code names for the statuses an ask answers with (the ones http.ts uses too). */
+/** google.rpc.Code names for the statuses an ask answers with (the ones the gateway's refusals use too). */
 const STATUS_NAMES: ReadonlyMap<number, string> = new Map([
   [400, 'INVALID_ARGUMENT'],
   [401, 'UNAUTHENTICATED'],

@@ -1,5 +1,5 @@
 /**
- * The TaskStore contract (contract.ts) against every store: memory, SQLite (a file in a fresh
+ * The TaskStore contract (`contract/`) against every store: memory, SQLite (a file in a fresh
  * temporary directory per store) and PostgreSQL (a fresh schema `airlock_test_<random>` per
  * store, dropped afterwards). Then what only the durable stores promise: data that survives a
  * reopen, the indexes every hot statement uses, bounded sweeps, and typed errors.
@@ -22,7 +22,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Task, TaskState } from '../../protocol/model.js';
-import { runTaskStoreContract } from './contract.js';
+import { runTaskStoreContract } from './contract/index.js';
 import { StoreSchemaError, StoreUnavailableError, TaskStoreInputError } from './errors.js';
 import { MemoryTaskStore } from './memory.js';
 import { PostgresTaskStore } from './postgres.js';
@@ -201,13 +201,16 @@ describe('SqliteTaskStore, beyond the contract', () => {
     await store.put('alice', makeTask('t1', 1));
     // The store's own prepared statements, explained with the parameters it binds.
     type Stmt = { source: string };
-    const inside = store as unknown as {
+    const raw = store as unknown as {
       db: Database.Database;
-      selectOne: Stmt;
-      lists: Record<'owner' | 'context' | 'state' | 'contextState', { page: Stmt; count: Stmt }>;
-      deleteExpired: Stmt;
-      deleteOldestFinished: Stmt;
+      sql: {
+        selectOne: Stmt;
+        lists: Record<'owner' | 'context' | 'state' | 'contextState', { page: Stmt; count: Stmt }>;
+        deleteExpired: Stmt;
+        deleteOldestFinished: Stmt;
+      };
     };
+    const inside = { db: raw.db, ...raw.sql };
     const explain = (statement: Stmt, ...params: unknown[]): string =>
       (inside.db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...params) as { detail: string }[])
         .map((row) => row.detail)

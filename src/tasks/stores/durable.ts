@@ -1,7 +1,9 @@
 /**
  * What the two database stores (SQLite, PostgreSQL) must agree on: the byte bounds of the keys
- * they index, the retention defaults, the sweep pacing, and the four filter shapes of ListTasks
- * that each has one index (and one statement) for.
+ * they index, the sweep pacing, the four filter shapes of ListTasks that each has one index
+ * (and one statement) for, their clock, and the errors and checks of a put and of `failRunning`.
+ * Their retention settings are in `retention.ts` (shared with the memory store), their ListTasks
+ * in `durable-list.ts`.
  *
  * @example
  * ```ts
@@ -13,6 +15,9 @@ import type { Task, TaskState } from '../../protocol/model.js';
 import { TaskStoreInputError } from './errors.js';
 import { isStorableKey } from './page-token.js';
 
+/** The retention defaults, where the config loader reads them. */
+export { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from './retention.js';
+
 /**
  * UTF-8 bytes of an owner key, task id and context id. PostgreSQL refuses a B-tree entry over
  * about 2.7 kB, and the context index holds all three: 1 024 + 640 + 640 leaves room for the rest.
@@ -21,15 +26,66 @@ import { isStorableKey } from './page-token.js';
 export const MAX_OWNER_BYTES = 1_024;
 export const MAX_ID_BYTES = 640;
 
-/** Retention when the options leave it out (the config loader applies the same). */
-export const DEFAULT_MAX_TASKS = 10_000;
-export const DEFAULT_TTL_MS = 60 * 60_000;
-/** How often the retention sweep runs, how many rows one batch deletes, how many batches one run takes. */
-export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
-export const DEFAULT_SWEEP_BATCH = 1_000;
+/** How many batches one sweep run takes at most (each deletes up to `sweepBatch` rows). */
 export const MAX_BATCHES_PER_SWEEP = 10;
-/** The largest delay `setInterval` honours; longer ones silently become 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A database store's clock: whole ms (the columns are integers), and never backwards, so that a
+ * step back of the wall clock cannot revive an expired task.
+ *
+ * @example
+ * ```ts
+ * const clock = new WholeMsClock(Date.now);
+ * clock.now(); // 1767225600000
+ * ```
+ */
+export class WholeMsClock {
+  readonly #read: () => number;
+  #last = Number.NEGATIVE_INFINITY;
+
+  constructor(read: () => number) {
+    this.#read = read;
+  }
+
+  now(): number {
+    this.#last = Math.max(this.#last, Math.floor(this.#read()));
+    return this.#last;
+  }
+}
+
+/**
+ * The refusal of a put whose id is another owner's live task. Deliberately vague: the message
+ * may be logged, and owner keys are principals.
+ *
+ * @example
+ * ```ts
+ * waiter.reject(ownerConflict('PostgresTaskStore'));
+ * ```
+ */
+export function ownerConflict(storeName: string): TaskStoreInputError {
+  return new TaskStoreInputError('owner_conflict', `${storeName}: a task id cannot move to another owner`);
+}
+
+/**
+ * `failRunning`'s replacement for one stored running task: `settle` applied to the parsed body.
+ *
+ * @throws Error if `settle` changed the task id.
+ * @example
+ * ```ts
+ * const replacement = settleStoredTask('SqliteTaskStore', settle, row.owner, row.body);
+ * ```
+ */
+export function settleStoredTask(
+  storeName: string,
+  settle: (task: Task, owner: string) => Task,
+  owner: string,
+  body: string,
+): Task {
+  const task = JSON.parse(body) as Task;
+  const replacement = settle(task, owner);
+  if (replacement.id !== task.id) throw new Error(`${storeName}: failRunning's settle must keep the task id`);
+  return replacement;
+}
 
 /** Which ListTasks filters are set; each shape has its own index. */
 export type FilterShape = 'owner' | 'context' | 'state' | 'contextState';

@@ -20,6 +20,9 @@
  * be storable text (see `isStorableKey`); the TTL clock is each replica's wall clock (`Date.now`),
  * so replicas' clocks should agree to well within the TTL.
  *
+ * Beside it, in `postgres/`: the options, the pool, the SQL, the group commit and the error
+ * mapping; ListTasks itself is shared with SQLite (`durable-list.ts`).
+ *
  * @example
  * ```ts
  * const store = await PostgresTaskStore.open({ url: process.env.DATABASE_URL!, poolSize: 20 });
@@ -28,91 +31,38 @@
  * await store.close();
  * ```
  */
-import pg from 'pg';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
-import { StoreUnavailableError, TaskStoreInputError } from './errors.js';
-import { migratePostgres, quoteIdentifier } from './migrations/postgres.js';
-import type { MigrationReport } from './migrations/plan.js';
-import {
-  checkTaskQuery,
-  decodePageToken,
-  encodePageToken,
-  isStorableKey,
-  listBound,
-  statusFloorMs,
-  statusMsOf,
-} from './page-token.js';
 import {
   checkStorableKeys,
-  filterShapeOf,
-  DEFAULT_MAX_TASKS,
-  DEFAULT_SWEEP_BATCH,
-  DEFAULT_SWEEP_INTERVAL_MS,
-  DEFAULT_TTL_MS,
   MAX_BATCHES_PER_SWEEP,
   MAX_ID_BYTES,
   MAX_OWNER_BYTES,
-  MAX_TIMER_MS,
+  settleStoredTask,
   TotalSizeCache,
+  WholeMsClock,
   type FilterShape,
 } from './durable.js';
+import { listStoredTasks, type ListFilters, type StoredTaskList, type TaskRowsRead } from './durable-list.js';
+import { quoteIdentifier } from './migrations/postgres.js';
+import type { MigrationReport } from './migrations/plan.js';
+import { isStorableKey, statusMsOf, type TaskSortKey } from './page-token.js';
+import { createPool, migrateWithPool } from './postgres/connection.js';
+import { asStoreError } from './postgres/errors.js';
+import { GroupCommit, type PendingRow } from './postgres/group-commit.js';
+import { resolveOptions, STORE_NAME, type PostgresTaskStoreOptions, type Settings } from './postgres/options.js';
+import { listRowsRead, listValues, statementsFor, type ListRow, type Statements } from './postgres/statements.js';
+import { sweepOnce } from './postgres/sweep.js';
 
-/**
- * Tuning for {@link PostgresTaskStore}. Only `url` is required.
- *
- * @example
- * ```ts
- * const options: PostgresTaskStoreOptions = { url: 'postgres://airlock@db/airlock', schema: 'airlock', poolSize: 20 };
- * ```
- */
-export interface PostgresTaskStoreOptions {
-  /** A libpq connection URL. Its own parameters (sslmode, options, …) win over the defaults below. */
-  url: string;
-  /** Schema holding the tables, created if missing. `[a-z_][a-z0-9_]*`, at most 63. Default `public`. */
-  schema?: string;
-  /** Connections at most, per process. Default 10. */
-  poolSize?: number;
-  /** Server-side limit for one statement. Default 5 000 ms. */
-  statementTimeoutMs?: number;
-  /** Waiting for a connection (new or from the pool) longer than this fails the call. Default 5 000 ms. */
-  connectTimeoutMs?: number;
-  /** Tasks kept; the sweep evicts the least recently updated finished ones above it. Default 10 000. */
-  maxTasks?: number;
-  /** A task not updated (put) for this long is gone. Default 60 minutes. */
-  taskTtlMs?: number;
-  /** How often the retention sweep runs. Default 60 s. */
-  sweepIntervalMs?: number;
-  /** Most rows one sweep batch deletes; a full batch is followed by more, up to 10 per run. Default 1 000. */
-  sweepBatch?: number;
-  /** Clock for `updated_at` and the TTL, epoch ms. Default `Date.now`. */
-  now?: () => number;
-  /** Told of a failed background sweep and of errors on idle connections. Default: ignored. */
-  onBackgroundError?: (error: unknown) => void;
-}
+export { asStoreError } from './postgres/errors.js';
+export type { PostgresTaskStoreOptions } from './postgres/options.js';
 
-const STORE_NAME = 'PostgresTaskStore';
-const DEFAULT_SCHEMA = 'public';
-const DEFAULT_POOL_SIZE = 10;
-const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-/** Idle connections are closed after this, so a quiet replica holds few. */
-const IDLE_TIMEOUT_MS = 30_000;
-const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 /** bigint's range; a TTL of Infinity makes the expiry bound its minimum. */
 const MIN_BIGINT_SAFE = -Number.MAX_SAFE_INTEGER;
-
-interface ListRow extends QueryResultRow {
-  /** Null when the page was read alone (its totalSize was known). */
-  total: string | null;
-  /** The oldest counted `updated_at` (a bigint as text), null when nothing was counted. */
-  oldest: string | null;
-  id: string | null;
-  status_ts: string | null;
-  body: string | null;
-}
+/** Tasks read and settled per page by failRunning. */
+const FAIL_RUNNING_BATCH = 500;
 
 /**
  * A durable {@link TaskStore} in PostgreSQL. Open it with {@link PostgresTaskStore.open}, which
@@ -137,16 +87,14 @@ export class PostgresTaskStore implements TaskStore {
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
   private readonly sweepBatch: number;
-  private readonly readClock: () => number;
+  private readonly clock: WholeMsClock;
   private readonly onBackgroundError: (error: unknown) => void;
-  /** Puts waiting for the next group commit, by task id (see put). */
-  private readonly pendingRows = new Map<string, PendingWrite>();
+  /** Puts waiting for (or in) a group commit (see put). */
+  private readonly commits: GroupCommit;
   /** ListTasks' totalSize, reused while the owner's tasks do not change here (see TotalSizeCache). */
   private readonly totals = new TotalSizeCache();
-  /** The batch being written, if any: one at a time, so the puts of a task stay in order. */
-  private flushing: Promise<void> | undefined;
-  private flushScheduled = false;
-  private lastClockMs = Number.NEGATIVE_INFINITY;
+  /** What the shared ListTasks reads with (see listStoredTasks). */
+  private readonly listing: StoredTaskList;
   private timer: NodeJS.Timeout | undefined;
   private sweeping = false;
   private closed = false;
@@ -201,9 +149,17 @@ export class PostgresTaskStore implements TaskStore {
     this.maxTasks = settings.maxTasks;
     this.taskTtlMs = settings.taskTtlMs;
     this.sweepBatch = settings.sweepBatch;
-    this.readClock = options.now ?? Date.now;
+    this.clock = new WholeMsClock(options.now ?? Date.now);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.sql = statementsFor(quoteIdentifier(settings.schema));
+    this.commits = new GroupCommit((rows) => this.writeRows(rows), STORE_NAME);
+    this.listing = {
+      totals: this.totals,
+      taskTtlMs: this.taskTtlMs,
+      clock: () => this.clock.now(),
+      expiredBefore: () => this.expiredBefore(),
+      read: (shape, filters, bound, limit, withCount) => this.readPage(shape, filters, bound, limit, withCount),
+    };
     // unref: an idle store must not keep the process alive.
     this.timer = setInterval(() => this.sweepInBackground(), settings.sweepIntervalMs).unref();
   }
@@ -232,42 +188,12 @@ export class PostgresTaskStore implements TaskStore {
       statusMs,
       body: JSON.stringify(task),
     };
-    // Group commit: the puts that arrive while a batch is being written go out together in the
-    // next one (one statement, one commit). One batch at a time keeps the puts of a task in
-    // order; a task put twice before its batch leaves is written once, with its newest state.
-    return new Promise<void>((resolve, reject) => {
-      const pending = this.pendingRows.get(task.id);
-      if (pending === undefined) this.pendingRows.set(task.id, { row, waiters: [{ resolve, reject }] });
-      else {
-        pending.row = row;
-        pending.waiters.push({ resolve, reject });
-      }
-      this.scheduleFlush();
-    });
+    return this.commits.enqueue(row);
   }
 
-  private scheduleFlush(): void {
-    if (this.flushing !== undefined || this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flushing = this.flushRows().finally(() => {
-        this.flushing = undefined;
-        if (this.pendingRows.size > 0) this.scheduleFlush();
-      });
-    });
-  }
-
-  /** Writes up to MAX_BATCH_ROWS pending rows in one statement and settles their puts. */
-  private async flushRows(): Promise<void> {
-    const batch: PendingWrite[] = [];
-    for (const [id, pending] of this.pendingRows) {
-      batch.push(pending);
-      this.pendingRows.delete(id);
-      if (batch.length === MAX_BATCH_ROWS) break;
-    }
-    if (batch.length === 0) return;
-    const nowMs = this.clock();
+  /** One group commit's statement: the rows as parallel arrays; returns the ids written. */
+  private async writeRows(rows: readonly PendingRow[]): Promise<ReadonlySet<string>> {
+    const nowMs = this.clock.now();
     const columns: [string[], string[], string[], string[], boolean[], number[], number[], string[]] = [
       [],
       [],
@@ -278,7 +204,7 @@ export class PostgresTaskStore implements TaskStore {
       [],
       [],
     ];
-    for (const { row } of batch) {
+    for (const row of rows) {
       columns[0].push(row.id);
       columns[1].push(row.owner);
       columns[2].push(row.contextId);
@@ -288,32 +214,14 @@ export class PostgresTaskStore implements TaskStore {
       columns[6].push(nowMs);
       columns[7].push(row.body);
     }
-    let written: Set<string>;
     // Before and after the write: a count read on either side of the commit is never reused.
-    for (const { row } of batch) this.totals.changed(row.owner);
-    try {
-      const result = await this.query<{ id: string }>('airlock_task_put_many', this.sql.putMany, [
-        ...columns,
-        Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
-      ]);
-      written = new Set(result.rows.map((row) => row.id));
-      for (const { row } of batch) this.totals.changed(row.owner);
-    } catch (error) {
-      for (const pending of batch) for (const waiter of pending.waiters) waiter.reject(error);
-      return;
-    }
-    for (const pending of batch) {
-      if (written.has(pending.row.id)) {
-        for (const waiter of pending.waiters) waiter.resolve();
-      } else {
-        // Deliberately vague: the message may be logged, and owner keys are principals.
-        const conflict = new TaskStoreInputError(
-          'owner_conflict',
-          `${STORE_NAME}: a task id cannot move to another owner`,
-        );
-        for (const waiter of pending.waiters) waiter.reject(conflict);
-      }
-    }
+    for (const row of rows) this.totals.changed(row.owner);
+    const result = await this.query<{ id: string }>('airlock_task_put_many', this.sql.putMany, [
+      ...columns,
+      Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
+    ]);
+    for (const row of rows) this.totals.changed(row.owner);
+    return new Set(result.rows.map((row) => row.id));
   }
 
   /**
@@ -348,52 +256,22 @@ export class PostgresTaskStore implements TaskStore {
    * ```
    */
   async list(owner: string, query: TaskQuery): Promise<TaskPage> {
-    checkTaskQuery(query);
-    const after = query.pageToken ? decodePageToken(query.pageToken, MAX_ID_BYTES) : undefined;
-    const { contextId, status } = query;
-    if (
-      !isStorableKey(owner, MAX_OWNER_BYTES) ||
-      (contextId !== undefined && !isStorableKey(contextId, MAX_ID_BYTES))
-    ) {
-      return { tasks: [], nextPageToken: '', totalSize: 0 };
-    }
-    const shape = filterShapeOf(contextId, status);
-    const bound = listBound(after);
-    // The parameter order of listSql: owner, [contextId], [state], floor, expiredBefore, boundMs, boundId, limit.
-    const values: (string | number)[] = [owner];
-    if (contextId !== undefined) values.push(contextId);
-    if (status !== undefined) values.push(status);
-    values.push(
-      statusFloorMs(query.statusTimestampAfter),
-      this.expiredBefore(),
-      bound.statusMs,
-      bound.id,
-      query.pageSize + 1,
-    );
-    const now = this.clock();
-    const generation = this.totals.generation(owner);
-    const countKey = [shape, contextId ?? null, status ?? null, values[values.length - 5]];
-    const cached = this.totals.get(owner, generation, countKey, now);
-    const result =
-      cached === undefined
-        ? await this.query<ListRow>(`airlock_task_list_${shape}`, this.sql.list[shape], values)
-        : await this.query<ListRow>(`airlock_task_page_${shape}`, this.sql.page[shape], values);
-    const rows = result.rows.filter((row) => row.id !== null);
-    const totalSize = cached ?? Number(result.rows[0]?.total ?? 0);
-    if (cached === undefined) {
-      const oldest = result.rows[0]?.oldest;
-      const until = oldest === null || oldest === undefined ? Infinity : Number(oldest) + this.taskTtlMs;
-      this.totals.set(owner, generation, countKey, totalSize, now, until);
-    }
-    const more = rows.length > query.pageSize;
-    const shown = more ? rows.slice(0, query.pageSize) : rows;
-    const last = shown[shown.length - 1];
-    return {
-      tasks: shown.map((row) => JSON.parse(row.body ?? 'null') as Task),
-      nextPageToken:
-        more && last !== undefined ? encodePageToken({ statusMs: Number(last.status_ts), id: last.id ?? '' }) : '',
-      totalSize,
-    };
+    return listStoredTasks(owner, query, this.listing);
+  }
+
+  /** The page and, unless its totalSize is known, the count, in one statement (one snapshot). */
+  private async readPage(
+    shape: FilterShape,
+    filters: ListFilters,
+    bound: TaskSortKey,
+    limit: number,
+    withCount: boolean,
+  ): Promise<TaskRowsRead> {
+    const values = listValues(filters, bound, limit);
+    const result = withCount
+      ? await this.query<ListRow>(`airlock_task_list_${shape}`, this.sql.list[shape], values)
+      : await this.query<ListRow>(`airlock_task_page_${shape}`, this.sql.page[shape], values);
+    return listRowsRead(result.rows, withCount);
   }
 
   /**
@@ -411,32 +289,12 @@ export class PostgresTaskStore implements TaskStore {
    */
   async sweep(limit: number = this.sweepBatch): Promise<number> {
     const expiredBefore = this.expiredBefore();
-    return withPooledClient(this.pool, async (client) => {
-      await client.query('BEGIN');
-      try {
-        const locked = await client.query<{ locked: boolean }>(
-          'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
-          [`airlock.task_sweep:${this.schema}`],
-        );
-        let deleted = 0;
-        if (locked.rows[0]?.locked === true) {
-          deleted = (await client.query(this.sql.deleteExpired, [expiredBefore, limit])).rowCount ?? 0;
-          const room = limit - deleted;
-          if (room > 0) {
-            const counted = await client.query<{ tasks: string }>(this.sql.count);
-            const excess = Number(counted.rows[0]?.tasks ?? 0) - this.maxTasks;
-            if (excess > 0) {
-              deleted += (await client.query(this.sql.deleteOldestFinished, [Math.min(excess, room)])).rowCount ?? 0;
-            }
-          }
-        }
-        await client.query('COMMIT');
-        if (deleted > 0) this.totals.clear();
-        return deleted;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
+    return sweepOnce(this.pool, this.sql, {
+      schema: this.schema,
+      expiredBefore,
+      limit,
+      maxTasks: this.maxTasks,
+      totals: this.totals,
     });
   }
 
@@ -462,10 +320,7 @@ export class PostgresTaskStore implements TaskStore {
       if (result.rows.length === 0) return settled;
       const writes: Promise<void>[] = [];
       for (const row of result.rows) {
-        const task = JSON.parse(row.body) as Task;
-        const replacement = settle(task, row.owner);
-        if (replacement.id !== task.id) throw new Error(`${STORE_NAME}: failRunning's settle must keep the task id`);
-        writes.push(this.put(row.owner, replacement));
+        writes.push(this.put(row.owner, settleStoredTask(STORE_NAME, settle, row.owner, row.body)));
       }
       await Promise.all(writes);
       settled += result.rows.length;
@@ -501,23 +356,14 @@ export class PostgresTaskStore implements TaskStore {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     // Puts already accepted were promised a write: they land before the pool closes.
-    while (this.flushing !== undefined || this.pendingRows.size > 0) {
-      if (this.flushing === undefined) this.flushing = this.flushRows().finally(() => (this.flushing = undefined));
-      await this.flushing;
-    }
+    await this.commits.drain();
     await this.pool.end();
-  }
-
-  /** Whole ms (the columns are bigint), and never backwards: a step back must not revive a task. */
-  private clock(): number {
-    this.lastClockMs = Math.max(this.lastClockMs, Math.floor(this.readClock()));
-    return this.lastClockMs;
   }
 
   /** Rows whose `updated_at` is at or before this have expired. */
   private expiredBefore(): number {
     // Floored: updated_at is whole ms, so `updated_at <= x` and `updated_at <= floor(x)` agree.
-    return Math.max(Math.floor(this.clock() - this.taskTtlMs), MIN_BIGINT_SAFE);
+    return Math.max(Math.floor(this.clock.now() - this.taskTtlMs), MIN_BIGINT_SAFE);
   }
 
   /** A named (prepared once per connection) statement on any pooled connection. */
@@ -525,7 +371,7 @@ export class PostgresTaskStore implements TaskStore {
     name: string,
     text: string,
     values: unknown[],
-  ): Promise<pg.QueryResult<Row>> {
+  ): Promise<QueryResult<Row>> {
     try {
       return await this.pool.query<Row>({ name, text, values });
     } catch (error) {
@@ -547,273 +393,4 @@ export class PostgresTaskStore implements TaskStore {
         this.sweeping = false;
       });
   }
-}
-
-/** Tasks read and settled per page by failRunning. */
-const FAIL_RUNNING_BATCH = 500;
-
-/** Most rows in one group-commit statement. */
-const MAX_BATCH_ROWS = 500;
-
-/** One task's row, as a put hands it over. */
-interface PendingRow {
-  id: string;
-  owner: string;
-  contextId: string;
-  state: string;
-  terminal: boolean;
-  statusMs: number;
-  body: string;
-}
-
-/** A row waiting for the group commit, and every put it answers. */
-interface PendingWrite {
-  row: PendingRow;
-  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
-}
-
-interface Settings {
-  schema: string;
-  maxTasks: number;
-  taskTtlMs: number;
-  sweepIntervalMs: number;
-  sweepBatch: number;
-}
-
-function resolveOptions(options: Partial<PostgresTaskStoreOptions>): Settings {
-  const settings: Settings = {
-    schema: options.schema ?? DEFAULT_SCHEMA,
-    maxTasks: options.maxTasks ?? DEFAULT_MAX_TASKS,
-    taskTtlMs: options.taskTtlMs ?? DEFAULT_TTL_MS,
-    sweepIntervalMs: options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
-    sweepBatch: options.sweepBatch ?? DEFAULT_SWEEP_BATCH,
-  };
-  if (!SCHEMA_PATTERN.test(settings.schema)) {
-    throw new RangeError(`${STORE_NAME}: schema must match ${SCHEMA_PATTERN.source}`);
-  }
-  if (!Number.isSafeInteger(settings.maxTasks) || settings.maxTasks < 1) {
-    throw new RangeError(`${STORE_NAME}: maxTasks must be a positive integer`);
-  }
-  if (!(settings.taskTtlMs > 0)) throw new RangeError(`${STORE_NAME}: taskTtlMs must be positive`);
-  if (!(settings.sweepIntervalMs > 0 && settings.sweepIntervalMs <= MAX_TIMER_MS)) {
-    throw new RangeError(`${STORE_NAME}: sweepIntervalMs must be in (0, ${MAX_TIMER_MS}]`);
-  }
-  if (!Number.isSafeInteger(settings.sweepBatch) || settings.sweepBatch < 1) {
-    throw new RangeError(`${STORE_NAME}: sweepBatch must be a positive integer`);
-  }
-  for (const [name, value] of [
-    ['poolSize', options.poolSize],
-    ['statementTimeoutMs', options.statementTimeoutMs],
-    ['connectTimeoutMs', options.connectTimeoutMs],
-  ] as const) {
-    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
-      throw new RangeError(`${STORE_NAME}: ${name} must be a positive integer`);
-    }
-  }
-  return settings;
-}
-
-function createPool(
-  options: Partial<PostgresTaskStoreOptions>,
-  schema: string,
-  onIdleError: ((error: unknown) => void) | undefined,
-): Pool {
-  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize ?? DEFAULT_POOL_SIZE,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    idleTimeoutMillis: IDLE_TIMEOUT_MS,
-    statement_timeout: statementTimeoutMs,
-    // The client gives up too if the server goes silent (a dead network does not cancel anything).
-    query_timeout: statementTimeoutMs + 2_000,
-    // A transaction left open by a bug must not hold locks and a connection for ever.
-    idle_in_transaction_session_timeout: 60_000,
-    application_name: `airlock:${schema}`,
-    keepAlive: true,
-    allowExitOnIdle: true,
-  });
-  // An idle client's error (the server restarted) would otherwise crash the process. The pool has
-  // already dropped that client and opens a fresh one on the next query.
-  pool.on('error', (error) => (onIdleError ?? ignore)(error));
-  return pool;
-}
-
-function ignore(): void {}
-
-async function migrateWithPool(pool: Pool, schema: string): Promise<MigrationReport> {
-  return withPooledClient(pool, (client) => migratePostgres(client, schema));
-}
-
-/**
- * Runs `work` on one pooled connection (for transactions and session locks). While checked out,
- * a client has no listener for its `error` event, and an unheard `error` event (the server
- * closing the connection) would crash the process: one is attached for the duration. A client
- * that failed in any way is released with the error, so the pool closes it instead of reusing it.
- */
-async function withPooledClient<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  let client: PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw asStoreError(error);
-  }
-  let broken: Error | undefined;
-  const onError = (error: Error): void => {
-    broken = error;
-  };
-  client.on('error', onError);
-  try {
-    const result = await work(client);
-    client.removeListener('error', onError);
-    client.release(broken);
-    return result;
-  } catch (error) {
-    client.removeListener('error', onError);
-    client.release(broken ?? (error instanceof Error ? error : true));
-    throw asStoreError(error);
-  }
-}
-
-interface Statements {
-  putMany: string;
-  running: string;
-  get: string;
-  list: Record<FilterShape, string>;
-  /** The page alone, for a list whose totalSize is known (TotalSizeCache). */
-  page: Record<FilterShape, string>;
-  count: string;
-  deleteExpired: string;
-  deleteOldestFinished: string;
-}
-
-/** Every statement's text for one schema, built once per store. */
-function statementsFor(schema: string): Statements {
-  const tasks = `${schema}.tasks`;
-  return {
-    // Replaces a row only if it is the same owner's or has expired (its id is free again, as in
-    // the memory store); a row not returned is another owner's live task. Rows come as parallel
-    // arrays, at most one per id; the ids returned are the rows written.
-    putMany: `INSERT INTO ${tasks} AS t (id, owner, context_id, state, terminal, status_ts, updated_at, body)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[], $8::text[])
-      ON CONFLICT (id) DO UPDATE SET
-        owner = EXCLUDED.owner, context_id = EXCLUDED.context_id, state = EXCLUDED.state,
-        terminal = EXCLUDED.terminal, status_ts = EXCLUDED.status_ts, updated_at = EXCLUDED.updated_at,
-        body = EXCLUDED.body
-      WHERE t.owner = EXCLUDED.owner OR t.updated_at <= $9
-      RETURNING id`,
-    get: `SELECT body FROM ${tasks} WHERE id = $1 AND owner = $2 AND updated_at > $3`,
-    // Startup only (failRunning): keyset pages by id over the tasks a dead process left running.
-    running: `SELECT id, owner, body FROM ${tasks}
-      WHERE state IN ('submitted', 'working') AND updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`,
-    list: {
-      owner: listSql(tasks, 'owner'),
-      context: listSql(tasks, 'context'),
-      state: listSql(tasks, 'state'),
-      contextState: listSql(tasks, 'contextState'),
-    },
-    page: {
-      owner: listSql(tasks, 'owner', false),
-      context: listSql(tasks, 'context', false),
-      state: listSql(tasks, 'state', false),
-      contextState: listSql(tasks, 'contextState', false),
-    },
-    count: `SELECT count(*) AS tasks FROM ${tasks}`,
-    // The victims are picked on the retention index and deleted by primary key. `= ANY(ARRAY(…))`
-    // rather than `IN (…)`: with the LIMIT a parameter, a generic plan for IN guesses a tenth of
-    // the table and hash-joins it with a sequential scan. SKIP LOCKED: a row a put is writing
-    // right now is left for the next sweep.
-    deleteExpired: `DELETE FROM ${tasks} WHERE id = ANY (ARRAY (
-      SELECT id FROM ${tasks} WHERE updated_at <= $1 ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
-    deleteOldestFinished: `DELETE FROM ${tasks} WHERE id = ANY (ARRAY (
-      SELECT id FROM ${tasks} WHERE terminal ORDER BY updated_at LIMIT $1 FOR UPDATE SKIP LOCKED))`,
-  };
-}
-
-/**
- * The page and its `totalSize` in one statement. The page is a keyset query below the bound
- * (status_ts, id): a range on status_ts (the index seek) plus a filter for ties at the bound.
- * The count is O(matching rows) but reads only the index that answers the filters. The outer
- * LEFT JOIN returns one row even for an empty page, so the count always comes back.
- */
-function listSql(tasks: string, shape: FilterShape, withCount = true): string {
-  let next = 1;
-  const param = (): string => `$${next++}`;
-  const filters = [`owner = ${param()}`];
-  if (shape === 'context' || shape === 'contextState') filters.push(`context_id = ${param()}`);
-  if (shape === 'state' || shape === 'contextState') filters.push(`state = ${param()}`);
-  filters.push(`status_ts >= ${param()}`, `updated_at > ${param()}`);
-  const where = filters.join(' AND ');
-  const boundMs = param();
-  const boundId = param();
-  const limit = param();
-  // The aggregate row always exists, so the LEFT JOIN returns one row even for an empty page.
-  const counted = withCount
-    ? `SELECT count(*) AS total, min(updated_at) AS oldest FROM ${tasks} WHERE ${where}`
-    : 'SELECT NULL::bigint AS total, NULL::bigint AS oldest';
-  return `WITH page AS (
-      SELECT id, status_ts, body FROM ${tasks}
-      WHERE ${where} AND status_ts <= ${boundMs} AND (status_ts < ${boundMs} OR id < ${boundId})
-      ORDER BY status_ts DESC, id DESC
-      LIMIT ${limit}
-    ), counted AS (${counted})
-    SELECT counted.total, counted.oldest, page.id, page.status_ts, page.body
-    FROM counted LEFT JOIN page ON true
-    ORDER BY page.status_ts DESC, page.id DESC`;
-}
-
-/** Node socket errors that mean the server cannot be reached. */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-]);
-
-/**
- * SQLSTATEs that mean "not now": connection exceptions (class 08), the server shutting down or
- * starting (57P01–57P03), too many connections (53300), a statement or lock timeout (57014,
- * 55P03), and serialization failures or deadlocks (40001, 40P01).
- */
-const UNAVAILABLE_SQLSTATES = /^(08...|57P0[1-3]|53300|57014|55P03|40001|40P01)$/;
-
-/** pg's own errors for a lost or unobtainable connection, which carry no code. */
-const UNAVAILABLE_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end/;
-
-/**
- * The store's error for a driver error: {@link StoreUnavailableError} for anything that means the
- * database cannot answer now (its message names no host, user or password), the error itself
- * otherwise (a bug, or a schema error).
- *
- * @example
- * ```ts
- * throw asStoreError(error);
- * ```
- */
-export function asStoreError(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || error instanceof TaskStoreInputError) return error;
-  if (!(error instanceof Error)) return error;
-  const code = (error as { code?: unknown }).code;
-  const nested = error instanceof AggregateError ? error.errors : [];
-  const networkCode = [code, ...nested.map((inner: unknown) => (inner as { code?: unknown } | null)?.code)].find(
-    (candidate): candidate is string => typeof candidate === 'string' && NETWORK_CODES.has(candidate),
-  );
-  if (networkCode !== undefined) {
-    return new StoreUnavailableError(`${STORE_NAME}: cannot reach the database (${networkCode})`, { cause: error });
-  }
-  if (typeof code === 'string' && UNAVAILABLE_SQLSTATES.test(code)) {
-    return new StoreUnavailableError(`${STORE_NAME}: the database is unavailable (SQLSTATE ${code})`, {
-      cause: error,
-    });
-  }
-  if (UNAVAILABLE_MESSAGES.test(error.message)) {
-    return new StoreUnavailableError(`${STORE_NAME}: the database connection failed`, { cause: error });
-  }
-  return error;
 }

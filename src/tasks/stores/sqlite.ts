@@ -22,6 +22,9 @@
  * - Keys (owner, task id, context id) must be storable text (see `isStorableKey`).
  * - The TTL clock defaults to the wall clock (`Date.now`): `updated_at` outlives the process.
  *
+ *
+ * Beside it, in `sqlite/`: opening the file, the prepared statements and the group commit;
+ * ListTasks itself is shared with PostgreSQL (`durable-list.ts`).
  * @example
  * ```ts
  * const store = await SqliteTaskStore.open({ path: '/var/lib/airlock/airlock.db' });
@@ -31,38 +34,27 @@
  * await store.close();
  * ```
  */
-import { openSync, closeSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
-import { StoreUnavailableError, TaskStoreInputError } from './errors.js';
-import { migrateSqlite } from './migrations/sqlite.js';
-import type { MigrationReport } from './migrations/plan.js';
-import {
-  checkTaskQuery,
-  decodePageToken,
-  encodePageToken,
-  isStorableKey,
-  listBound,
-  statusFloorMs,
-  statusMsOf,
-} from './page-token.js';
 import {
   checkStorableKeys,
-  filterShapeOf,
-  DEFAULT_MAX_TASKS,
-  DEFAULT_SWEEP_BATCH,
-  DEFAULT_SWEEP_INTERVAL_MS,
-  DEFAULT_TTL_MS,
   MAX_BATCHES_PER_SWEEP,
   MAX_ID_BYTES,
   MAX_OWNER_BYTES,
-  MAX_TIMER_MS,
+  settleStoredTask,
   TotalSizeCache,
-  type FilterShape,
+  WholeMsClock,
 } from './durable.js';
+import { listStoredTasks, type StoredTaskList } from './durable-list.js';
+import { migrateSqlite } from './migrations/sqlite.js';
+import type { MigrationReport } from './migrations/plan.js';
+import { isStorableKey, statusMsOf } from './page-token.js';
+import { resolveRetention } from './retention.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, guard, openDatabase, STORE_NAME } from './sqlite/database.js';
+import { SqliteGroupCommit } from './sqlite/group-commit.js';
+import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
 
 /**
  * Tuning for {@link SqliteTaskStore}. Only `path` is required.
@@ -93,22 +85,6 @@ export interface SqliteTaskStoreOptions {
   onBackgroundError?: (error: unknown) => void;
 }
 
-const STORE_NAME = 'SqliteTaskStore';
-const DEFAULT_BUSY_TIMEOUT_MS = 1_000;
-/** Cap on the WAL file left behind after a checkpoint. */
-const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
-
-interface PageRow {
-  id: string;
-  status_ts: number;
-  body: string;
-}
-
-interface ListStatements {
-  page: Statement<[Record<string, string | number>], PageRow>;
-  count: Statement<[Record<string, string | number>], { total: number; oldest: number | null }>;
-}
-
 /**
  * A durable {@link TaskStore} in one SQLite file. Open it with {@link SqliteTaskStore.open},
  * which applies pending migrations first.
@@ -131,20 +107,15 @@ export class SqliteTaskStore implements TaskStore {
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
   private readonly sweepBatch: number;
-  private readonly readClock: () => number;
+  private readonly clock: WholeMsClock;
   private readonly onBackgroundError: (error: unknown) => void;
-  private readonly upsert: Statement<[Record<string, string | number>]>;
+  private readonly sql: SqliteStatements;
   /** Puts waiting for this turn's group commit (see put). */
-  private pendingPuts: PendingPut[] = [];
-  private readonly writeBatch: (params: Array<Record<string, string | number>>) => number[];
-  private readonly selectOne: Statement<[string, string, number], string>;
-  private readonly lists: Record<FilterShape, ListStatements>;
+  private readonly commits: SqliteGroupCommit;
   /** ListTasks' totalSize, reused while the owner's tasks do not change (see TotalSizeCache). */
   private readonly totals = new TotalSizeCache();
-  private readonly deleteExpired: Statement<[number, number]>;
-  private readonly deleteOldestFinished: Statement<[number]>;
-  private readonly readCount: Statement<[], number>;
-  private lastClockMs = Number.NEGATIVE_INFINITY;
+  /** What the shared ListTasks reads with (see listStoredTasks). */
+  private readonly listing: StoredTaskList;
   private timer: NodeJS.Timeout | undefined;
   private sweeping = false;
 
@@ -181,12 +152,11 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   private constructor(options: SqliteTaskStoreOptions) {
-    this.maxTasks = options.maxTasks ?? DEFAULT_MAX_TASKS;
-    this.taskTtlMs = options.taskTtlMs ?? DEFAULT_TTL_MS;
-    this.sweepBatch = options.sweepBatch ?? DEFAULT_SWEEP_BATCH;
-    const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-    checkOptions(this.maxTasks, this.taskTtlMs, sweepIntervalMs, this.sweepBatch);
-    this.readClock = options.now ?? Date.now;
+    const retention = resolveRetention(STORE_NAME, options);
+    this.maxTasks = retention.maxTasks;
+    this.taskTtlMs = retention.taskTtlMs;
+    this.sweepBatch = retention.sweepBatch;
+    this.clock = new WholeMsClock(options.now ?? Date.now);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     const db = openDatabase(
       options.path,
@@ -196,37 +166,28 @@ export class SqliteTaskStore implements TaskStore {
     try {
       this.migration = guard(() => migrateSqlite(db));
       this.db = db;
-      this.upsert = db.prepare(UPSERT_SQL);
-      const upsert = this.upsert;
-      this.writeBatch = db.transaction((rows: Array<Record<string, string | number>>) =>
-        rows.map((row) => upsert.run(row).changes),
-      );
-      this.selectOne = db
-        .prepare<[string, string, number], string>(
-          'SELECT body FROM tasks WHERE id = ? AND owner = ? AND updated_at > ?',
-        )
-        .pluck();
-      this.lists = {
-        owner: prepareList(db, 'owner'),
-        context: prepareList(db, 'context'),
-        state: prepareList(db, 'state'),
-        contextState: prepareList(db, 'contextState'),
-      };
-      this.deleteExpired = db.prepare(
-        `DELETE FROM tasks WHERE rowid IN
-           (SELECT rowid FROM tasks INDEXED BY tasks_expiry WHERE updated_at <= ? ORDER BY updated_at LIMIT ?)`,
-      );
-      this.deleteOldestFinished = db.prepare(
-        `DELETE FROM tasks WHERE rowid IN
-           (SELECT rowid FROM tasks INDEXED BY tasks_eviction WHERE terminal = 1 ORDER BY updated_at LIMIT ?)`,
-      );
-      this.readCount = db.prepare<[], number>('SELECT tasks FROM task_count').pluck();
+      this.sql = prepareStatements(db);
     } catch (error) {
       db.close();
       throw error;
     }
+    const sql = this.sql;
+    this.commits = new SqliteGroupCommit({
+      isOpen: () => db.open,
+      writeBatch: (params) => guard(() => sql.writeBatch(params)),
+      writeOne: (params) => guard(() => sql.upsert.run(params).changes),
+      changed: (owner) => this.totals.changed(owner),
+    });
+    this.listing = {
+      totals: this.totals,
+      taskTtlMs: this.taskTtlMs,
+      clock: () => this.clock.now(),
+      expiredBefore: () => this.expiredBefore(this.clock.now()),
+      read: (shape, filters, bound, limit, withCount) =>
+        guard(() => readTaskRows(db, sql, shape, filters, bound, limit, withCount)),
+    };
     // unref: an idle store must not keep the process alive.
-    this.timer = setInterval(() => this.sweepInBackground(), sweepIntervalMs).unref();
+    this.timer = setInterval(() => this.sweepInBackground(), retention.sweepIntervalMs).unref();
   }
 
   /**
@@ -243,48 +204,10 @@ export class SqliteTaskStore implements TaskStore {
   async put(owner: string, task: Task): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkStorableKeys(STORE_NAME, owner, task);
-    const params = this.upsertParams(owner, task, this.clock(), statusMs);
-    // Group commit: the puts of one event-loop turn share one transaction, so one fsync (with
-    // synchronous=FULL) makes them all durable. Each caller still hears only once its own row
-    // is on disk, and the loop is blocked once per batch instead of once per put.
-    return new Promise<void>((resolve, reject) => {
-      this.pendingPuts.push({ owner, params, resolve, reject });
-      if (this.pendingPuts.length === 1) setImmediate(this.flushPuts);
-    });
+    const params = this.upsertParams(owner, task, this.clock.now(), statusMs);
+    // Group commit: see SqliteGroupCommit.
+    return this.commits.enqueue(owner, params);
   }
-
-  /** Writes the queued puts in one transaction; on failure, one by one, so one bad row fails alone. */
-  private readonly flushPuts = (): void => {
-    const batch = this.pendingPuts;
-    if (batch.length === 0) return;
-    this.pendingPuts = [];
-    if (!this.db.open) {
-      for (const put of batch) put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));
-      return;
-    }
-    let changes: number[] | undefined;
-    try {
-      changes = guard(() => this.writeBatch(batch.map((put) => put.params)));
-    } catch {
-      changes = undefined;
-    }
-    // Counts read while the batch was queued must not outlive it.
-    for (const put of batch) this.totals.changed(put.owner);
-    if (changes !== undefined) {
-      batch.forEach((put, index) => settlePut(put, changes[index] ?? 0));
-      return;
-    }
-    for (const put of batch) {
-      try {
-        settlePut(
-          put,
-          guard(() => this.upsert.run(put.params).changes),
-        );
-      } catch (error) {
-        put.reject(error);
-      }
-    }
-  };
 
   /**
    * The stored task, or `undefined` if it is missing, expired, or another owner's.
@@ -297,7 +220,7 @@ export class SqliteTaskStore implements TaskStore {
    */
   async get(owner: string, taskId: string): Promise<Task | undefined> {
     if (!isStorableKey(owner, MAX_OWNER_BYTES) || !isStorableKey(taskId, MAX_ID_BYTES)) return undefined;
-    const body = guard(() => this.selectOne.get(taskId, owner, this.expiredBefore(this.clock())));
+    const body = guard(() => this.sql.selectOne.get(taskId, owner, this.expiredBefore(this.clock.now())));
     return body === undefined ? undefined : (JSON.parse(body) as Task);
   }
 
@@ -315,59 +238,7 @@ export class SqliteTaskStore implements TaskStore {
    * ```
    */
   async list(owner: string, query: TaskQuery): Promise<TaskPage> {
-    checkTaskQuery(query);
-    const after = query.pageToken ? decodePageToken(query.pageToken, MAX_ID_BYTES) : undefined;
-    const { contextId, status } = query;
-    if (
-      !isStorableKey(owner, MAX_OWNER_BYTES) ||
-      (contextId !== undefined && !isStorableKey(contextId, MAX_ID_BYTES))
-    ) {
-      return { tasks: [], nextPageToken: '', totalSize: 0 };
-    }
-    const shape = filterShapeOf(contextId, status);
-    const filters: Record<string, string | number> = {
-      owner,
-      floor: statusFloorMs(query.statusTimestampAfter),
-      expiredBefore: this.expiredBefore(this.clock()),
-    };
-    if (contextId !== undefined) filters.contextId = contextId;
-    if (status !== undefined) filters.state = status;
-    const bound = listBound(after);
-    const pageParams = { ...filters, boundMs: bound.statusMs, boundId: bound.id, limit: query.pageSize + 1 };
-    const statements = this.lists[shape];
-    const now = this.clock();
-    const generation = this.totals.generation(owner);
-    const countKey = [shape, contextId ?? null, status ?? null, filters.floor];
-    const cached = this.totals.get(owner, generation, countKey, now);
-    const { rows, counted } =
-      cached === undefined
-        ? guard(() =>
-            this.db.transaction(() => ({
-              rows: statements.page.all(pageParams),
-              counted: statements.count.get(filters),
-            }))(),
-          )
-        : { rows: guard(() => statements.page.all(pageParams)), counted: undefined };
-    const totalSize = cached ?? counted?.total ?? 0;
-    if (cached === undefined) {
-      const oldest = counted?.oldest ?? null;
-      this.totals.set(
-        owner,
-        generation,
-        countKey,
-        totalSize,
-        now,
-        oldest === null ? Infinity : oldest + this.taskTtlMs,
-      );
-    }
-    const more = rows.length > query.pageSize;
-    const shown = more ? rows.slice(0, query.pageSize) : rows;
-    const last = shown[shown.length - 1];
-    return {
-      tasks: shown.map((row) => JSON.parse(row.body) as Task),
-      nextPageToken: more && last !== undefined ? encodePageToken({ statusMs: last.status_ts, id: last.id }) : '',
-      totalSize,
-    };
+    return listStoredTasks(owner, query, this.listing);
   }
 
   /**
@@ -382,13 +253,13 @@ export class SqliteTaskStore implements TaskStore {
    * ```
    */
   sweep(limit: number = this.sweepBatch): number {
-    const expiredBefore = this.expiredBefore(this.clock());
+    const expiredBefore = this.expiredBefore(this.clock.now());
     const deleted = guard(() =>
       this.db.transaction((): number => {
-        const expired = this.deleteExpired.run(expiredBefore, limit).changes;
-        const excess = (this.readCount.get() ?? 0) - this.maxTasks;
+        const expired = this.sql.deleteExpired.run(expiredBefore, limit).changes;
+        const excess = (this.sql.readCount.get() ?? 0) - this.maxTasks;
         const room = limit - expired;
-        const evicted = excess > 0 && room > 0 ? this.deleteOldestFinished.run(Math.min(excess, room)).changes : 0;
+        const evicted = excess > 0 && room > 0 ? this.sql.deleteOldestFinished.run(Math.min(excess, room)).changes : 0;
         return expired + evicted;
       })(),
     );
@@ -410,26 +281,22 @@ export class SqliteTaskStore implements TaskStore {
    */
   async failRunning(settle: (task: Task, owner: string) => Task): Promise<number> {
     // Expired tasks are left alone: settling one would revive it.
-    const select = this.db.prepare<[number, number], { rowid: number; owner: string; body: string }>(
-      `SELECT rowid, owner, body FROM tasks
-       WHERE state IN ('submitted', 'working') AND updated_at > ? AND rowid > ? ORDER BY rowid LIMIT 500`,
-    );
+    const select = this.db.prepare<[number, number], { rowid: number; owner: string; body: string }>(RUNNING_SQL);
     let settled = 0;
     for (let after = 0; ;) {
-      const rows = guard(() => select.all(this.expiredBefore(this.clock()), after));
+      const rows = guard(() => select.all(this.expiredBefore(this.clock.now()), after));
       if (rows.length === 0) return settled;
       // Settled outside the transaction (the callback is the caller's code), written in one.
       const replacements = rows.map((row) => {
-        const task = JSON.parse(row.body) as Task;
-        const replacement = settle(task, row.owner);
-        if (replacement.id !== task.id) throw new Error(`${STORE_NAME}: failRunning's settle must keep the task id`);
+        const replacement = settleStoredTask(STORE_NAME, settle, row.owner, row.body);
         statusMsOf(replacement, STORE_NAME);
         checkStorableKeys(STORE_NAME, row.owner, replacement);
         return { owner: row.owner, task: replacement };
       });
       guard(() =>
         this.db.transaction(() => {
-          for (const { owner, task } of replacements) this.upsert.run(this.upsertParams(owner, task, this.clock()));
+          for (const { owner, task } of replacements)
+            this.sql.upsert.run(this.upsertParams(owner, task, this.clock.now()));
           this.totals.clear();
         })(),
       );
@@ -447,7 +314,7 @@ export class SqliteTaskStore implements TaskStore {
    * ```
    */
   async countTasks(): Promise<number> {
-    return guard(() => this.readCount.get() ?? 0);
+    return guard(() => this.sql.readCount.get() ?? 0);
   }
 
   /**
@@ -462,14 +329,8 @@ export class SqliteTaskStore implements TaskStore {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     // Puts already queued were promised a write: they land before the database closes.
-    this.flushPuts();
+    this.commits.flush();
     if (this.db.open) this.db.close();
-  }
-
-  /** Whole ms (the columns are integers), and never backwards: a step back must not revive a task. */
-  private clock(): number {
-    this.lastClockMs = Math.max(this.lastClockMs, Math.floor(this.readClock()));
-    return this.lastClockMs;
   }
 
   private upsertParams(
@@ -511,132 +372,5 @@ export class SqliteTaskStore implements TaskStore {
       else this.sweeping = false;
     };
     runBatch(MAX_BATCHES_PER_SWEEP);
-  }
-}
-
-/**
- * An upsert that replaces a row only if it is the same owner's, or has expired (an expired task
- * is gone, so its id is free, as in the memory store). Zero changes means another owner's task.
- */
-const UPSERT_SQL = `
-INSERT INTO tasks (id, owner, context_id, state, terminal, status_ts, updated_at, body)
-VALUES (@id, @owner, @contextId, @state, @terminal, @statusTs, @updatedAt, @body)
-ON CONFLICT (id) DO UPDATE SET
-  owner = excluded.owner,
-  context_id = excluded.context_id,
-  state = excluded.state,
-  terminal = excluded.terminal,
-  status_ts = excluded.status_ts,
-  updated_at = excluded.updated_at,
-  body = excluded.body
-WHERE tasks.owner = excluded.owner OR tasks.updated_at <= @expiredBefore`;
-
-/**
- * The index for each filter combination, named with INDEXED BY so that the planner (which has
- * no statistics) can never pick the wrong one. Context and state together use the context
- * index: a context holds one conversation's tasks, and the index carries `state`.
- */
-const INDEX_FOR: Record<FilterShape, string> = {
-  owner: 'tasks_owner_list',
-  context: 'tasks_owner_context_list',
-  state: 'tasks_owner_state_list',
-  contextState: 'tasks_owner_context_list',
-};
-
-/**
- * The page and count statements of one filter combination. The page is a keyset query below
- * the bound (status_ts, id), written as a range on status_ts plus a tie filter, which SQLite
- * turns into one index range: `status_ts <= boundMs` bounds the seek.
- */
-function prepareList(db: SqliteDatabase, shape: FilterShape): ListStatements {
-  const where = [
-    'owner = @owner',
-    ...(shape === 'context' || shape === 'contextState' ? ['context_id = @contextId'] : []),
-    ...(shape === 'state' || shape === 'contextState' ? ['state = @state'] : []),
-    'status_ts >= @floor',
-    'updated_at > @expiredBefore',
-  ].join(' AND ');
-  const from = `FROM tasks INDEXED BY ${INDEX_FOR[shape]} WHERE ${where}`;
-  return {
-    page: db.prepare(
-      `SELECT id, status_ts, body ${from}
-         AND status_ts <= @boundMs AND (status_ts < @boundMs OR id < @boundId)
-       ORDER BY status_ts DESC, id DESC LIMIT @limit`,
-    ),
-    // O(matching rows), but only index entries: the index carries every column it filters on.
-    // With the oldest `updated_at`: a reused count is good only until that task expires.
-    count: db.prepare<[Record<string, string | number>], { total: number; oldest: number | null }>(
-      `SELECT count(*) AS total, min(updated_at) AS oldest ${from}`,
-    ),
-  };
-}
-
-function openDatabase(path: string, synchronous: 'full' | 'normal', busyTimeoutMs: number): SqliteDatabase {
-  if (path !== ':memory:' && path !== '') {
-    // Created owner-only before SQLite opens it: tasks hold conversations. SQLite gives the
-    // -wal and -shm files the database file's permissions.
-    guard(() => closeSync(openSync(path, 'a', 0o600)));
-  }
-  const db = guard(() => new Database(path, { timeout: busyTimeoutMs }));
-  try {
-    guard(() => {
-      const mode = db.pragma('journal_mode = WAL', { simple: true }) as string;
-      if (!db.memory && mode !== 'wal') {
-        throw new StoreUnavailableError(`${STORE_NAME}: the database would not switch to WAL mode (it is ${mode})`);
-      }
-      db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
-    });
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return db;
-}
-
-/** SQLite result codes that mean "not now" rather than "never": locked, busy, out of disk, I/O. */
-const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|PROTOCOL|NOMEM)/;
-
-/** Runs a database call, turning SQLite's "not now" failures into {@link StoreUnavailableError}. */
-/** A put waiting for the group commit. */
-interface PendingPut {
-  owner: string;
-  params: Record<string, string | number>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-function settlePut(put: PendingPut, changes: number): void {
-  // Deliberately vague: the message may be logged, and owner keys are principals.
-  if (changes === 0)
-    put.reject(new TaskStoreInputError('owner_conflict', `${STORE_NAME}: a task id cannot move to another owner`));
-  else put.resolve();
-}
-
-function guard<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (error) {
-    if (error instanceof Database.SqliteError && UNAVAILABLE_CODES.test(error.code)) {
-      throw new StoreUnavailableError(`${STORE_NAME}: the database is unavailable (${error.code})`, { cause: error });
-    }
-    const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-    if (typeof code === 'string' && /^E(ACCES|NOENT|NOSPC|ROFS|PERM|IO)$/.test(code)) {
-      throw new StoreUnavailableError(`${STORE_NAME}: the database file cannot be opened (${code})`, { cause: error });
-    }
-    throw error;
-  }
-}
-
-function checkOptions(maxTasks: number, taskTtlMs: number, sweepIntervalMs: number, sweepBatch: number): void {
-  if (!Number.isSafeInteger(maxTasks) || maxTasks < 1) {
-    throw new RangeError(`${STORE_NAME}: maxTasks must be a positive integer`);
-  }
-  if (!(taskTtlMs > 0)) throw new RangeError(`${STORE_NAME}: taskTtlMs must be positive`);
-  if (!(sweepIntervalMs > 0 && sweepIntervalMs <= MAX_TIMER_MS)) {
-    throw new RangeError(`${STORE_NAME}: sweepIntervalMs must be in (0, ${MAX_TIMER_MS}]`);
-  }
-  if (!Number.isSafeInteger(sweepBatch) || sweepBatch < 1) {
-    throw new RangeError(`${STORE_NAME}: sweepBatch must be a positive integer`);
   }
 }

@@ -12,7 +12,7 @@
  * ```
  */
 import { showUrl } from '../errors.js';
-import type { CardFetcher, RequestTimeouts } from '../card.js';
+import type { CardFetcher, RequestTimeouts } from '../fetcher.js';
 import { SigningKeyError } from './errors.js';
 import { importKeySet, parseKeyDocument, type OperatorKeySet } from './keys.js';
 

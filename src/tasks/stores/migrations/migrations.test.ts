@@ -1,6 +1,6 @@
 /**
- * Tests for the migration runners (SQLite and PostgreSQL), the store factory (`openTaskStore`
- * and how a store is chosen), and `airlock db migrate`.
+ * Tests for the migration runners (SQLite and PostgreSQL) and the store factory (`openTaskStore`
+ * and how a store is chosen). `airlock db migrate` is tested in `test/db-migrate.test.ts`.
  *
  * PostgreSQL comes from `DATABASE_URL`, else `postgres://postgres@127.0.0.1:5432/test`; every
  * test uses its own schema and drops it. Skipped when unreachable, except under CI.
@@ -12,13 +12,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { dbMigrateCommand } from '../../../cli/db.js';
 import { StoreSchemaError } from '../errors.js';
 import {
   describeTaskStoreSpec,
@@ -250,93 +249,5 @@ describe('choosing and opening a store', () => {
       'postgres://app@db:5432/airlock',
     );
     assert.equal(redactDatabaseUrl('not a url :s3cret'), 'postgres (unparseable URL)');
-  });
-});
-
-describe('airlock db migrate', () => {
-  function capture(): {
-    output: { stdout: (line: string) => void; stderr: (line: string) => void };
-    out: string[];
-    err: string[];
-  } {
-    const out: string[] = [];
-    const err: string[] = [];
-    return { output: { stdout: (line) => out.push(line), stderr: (line) => err.push(line) }, out, err };
-  }
-
-  it('migrates a data directory, then finds it current (exit 0)', async () => {
-    const data = join(tempDir(), 'data');
-    const first = capture();
-    assert.equal(await dbMigrateCommand({ data, env: {} }, first.output), 0);
-    assert.deepEqual(first.out, [`migrated sqlite:${join(data, 'airlock.db')}: schema version 1 (applied 1)\n`]);
-    const second = capture();
-    assert.equal(await dbMigrateCommand({ data, env: {} }, second.output), 0);
-    assert.match(second.out[0] ?? '', /schema version 1 \(already current\)/);
-  });
-
-  it('with nothing but a memory store there is nothing to migrate (exit 2)', async () => {
-    const run = capture();
-    assert.equal(await dbMigrateCommand({ env: {} }, run.output), 2);
-    assert.match(run.err[0] ?? '', /nothing to migrate/);
-  });
-
-  it('reads the config file, and reports a bad one (exit 2)', async () => {
-    const dir = tempDir();
-    const config = join(dir, 'airlock.yaml');
-    writeFileSync(
-      config,
-      [
-        'agents:',
-        '  - slug: echo',
-        '    name: Echo',
-        '    description: Echo.',
-        '    version: 1.0.0',
-        '    skills: [{ id: echo, name: Echo, description: Echoes., tags: [demo] }]',
-        '    backend: { type: echo }',
-        '',
-      ].join('\n'),
-    );
-    const memoryOnly = capture();
-    assert.equal(await dbMigrateCommand({ config, env: {} }, memoryOnly.output), 2);
-    assert.match(memoryOnly.err[0] ?? '', /nothing to migrate/);
-    const withData = capture();
-    assert.equal(await dbMigrateCommand({ config, data: join(dir, 'data'), env: {} }, withData.output), 0);
-    const missing = capture();
-    assert.equal(await dbMigrateCommand({ config: join(dir, 'missing.yaml'), env: {} }, missing.output), 2);
-    assert.match(missing.err[0] ?? '', /file not found/);
-  });
-
-  it('an unreachable database is exit 1, and the password is never printed', async () => {
-    const run = capture();
-    const url = 'postgres://app:s3cret@127.0.0.1:1/airlock';
-    assert.equal(await dbMigrateCommand({ url, env: {} }, run.output), 1);
-    assert.match(
-      run.err[0] ?? '',
-      /^cannot migrate postgres:\/\/app@127\.0\.0\.1:1\/airlock: .*unavailable|cannot reach/,
-    );
-    assert.doesNotMatch(run.err.join(''), /s3cret/);
-  });
-
-  it('a bad schema name is exit 2', async () => {
-    const run = capture();
-    assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema: 'Bad-Name', env: {} }, run.output), 2);
-    assert.match(run.err[0] ?? '', /schema must match/);
-  });
-
-  it('migrates PostgreSQL from DATABASE_URL (exit 0)', { skip: postgresSkip }, async () => {
-    const schema = uniqueSchema();
-    try {
-      const run = capture();
-      assert.equal(await dbMigrateCommand({ schema, env: { DATABASE_URL: POSTGRES_URL } }, run.output), 0);
-      assert.match(
-        run.out[0] ?? '',
-        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 1 \(applied 1\)\n$/,
-      );
-      const again = capture();
-      assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema, env: {} }, again.output), 0);
-      assert.match(again.out[0] ?? '', /already current/);
-    } finally {
-      await withClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
-    }
   });
 });

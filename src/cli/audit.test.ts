@@ -1,11 +1,12 @@
+/** `airlock audit verify`: the command's output and exit codes on a good, a tampered and a missing file. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { auditVerifyCommand } from '../cli/audit.js';
-import { auditTime } from './events.js';
-import { JsonlAuditSink } from './jsonl.js';
+import { auditTime } from '../audit/events.js';
+import { JsonlAuditSink } from '../audit/jsonl.js';
+import { auditVerifyCommand } from './audit.js';
 
 async function run(path: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';

@@ -1,0 +1,127 @@
+/**
+ * The person's side of actions: the views of their pending actions (and of one action), their
+ * decision with its audit row, and whether a task has an action open (for the console).
+ *
+ * @example
+ * ```ts
+ * const view = await decideAction(state, actionId, 'person:alice', 'approve');
+ * view.status; // 'approved'
+ * ```
+ */
+import { auditNow } from './audit-trail.js';
+import { levelView, type ApprovalView } from './desk.js';
+import type { GateState } from './gate-state.js';
+import { ApprovalError, approvalStatus, type ApprovalDecision, type PendingAction } from './store.js';
+
+/**
+ * The console's view of an action, with where it came from.
+ *
+ * @example
+ * ```ts
+ * actionView(state, action, Date.now()).status; // 'pending'
+ * ```
+ */
+export function actionView(state: GateState, action: PendingAction, now: number): ApprovalView {
+  const origin = state.origins.origin(action.actionId);
+  return {
+    actionId: action.actionId,
+    taskId: action.taskId,
+    contextId: origin?.contextId ?? '',
+    agent: origin?.agent ?? '',
+    client: origin?.client ?? '',
+    tool: action.tool,
+    args: action.args,
+    level: action.level,
+    ...levelView(action.level),
+    status: approvalStatus(action, now),
+    createdAt: new Date(action.createdAt).toISOString(),
+    expiresAt: new Date(action.expiresAt).toISOString(),
+    ...(action.decidedAt !== undefined && { decidedAt: new Date(action.decidedAt).toISOString() }),
+  };
+}
+
+/**
+ * The actions waiting for this person.
+ *
+ * @example
+ * ```ts
+ * const waiting = await pendingActions(state, 'person:alice');
+ * ```
+ */
+export async function pendingActions(state: GateState, userId: string): Promise<ApprovalView[]> {
+  const now = state.now();
+  return (await state.actions.listForDecider(userId, now)).map((action) => actionView(state, action, now));
+}
+
+/**
+ * One action, if this person decides it (never another person's).
+ *
+ * @example
+ * ```ts
+ * await actionFor(state, 'person:bob', actionId); // undefined: alice decides it
+ * ```
+ */
+export function actionFor(state: GateState, userId: string, actionId: string): ApprovalView | undefined {
+  const action = state.actions.peek(actionId);
+  if (action === undefined || action.decider.userId !== userId) return undefined;
+  return actionView(state, action, state.now());
+}
+
+/**
+ * Approves or denies, and writes the audit row (also for a refused attempt).
+ *
+ * @throws ApprovalError from the store (`not_found`, `not_decider`, `already_decided`, `expired`, …).
+ * @example
+ * ```ts
+ * await decideAction(state, actionId, 'person:alice', 'deny', '203.0.113.7');
+ * ```
+ */
+export async function decideAction(
+  state: GateState,
+  actionId: string,
+  userId: string,
+  decision: ApprovalDecision,
+  remote?: string,
+): Promise<ApprovalView> {
+  const now = state.now();
+  let decided: PendingAction;
+  try {
+    decided = await state.actions.decide(actionId, { kind: 'user', userId }, decision, now);
+  } catch (error) {
+    if (error instanceof ApprovalError) state.trail.decisionRefused(userId, error, actionId, remote, now);
+    throw error;
+  }
+  const origin = state.origins.origin(actionId);
+  state.trail.write(
+    {
+      type: 'a2a.approval.decided',
+      time: auditNow(now),
+      outcome: decision === 'approve' ? 'ok' : 'denied',
+      user: userId,
+      actionId,
+      taskId: decided.taskId,
+      agent: origin?.agent ?? '-',
+      reason: decision === 'approve' ? 'approved' : 'denied',
+      tool: decided.tool,
+      level: decided.level,
+      ...(origin !== undefined && { client: origin.client }),
+      ...(remote !== undefined && { remote }),
+    },
+    false,
+  );
+  return actionView(state, decided, now);
+}
+
+/**
+ * The task's latest action, while it is still pending.
+ *
+ * @example
+ * ```ts
+ * openActionOn(state, task.id); // the action id, or undefined
+ * ```
+ */
+export function openActionOn(state: GateState, taskId: string): string | undefined {
+  const actionId = state.origins.latestActionOn(taskId);
+  const action = actionId === undefined ? undefined : state.actions.peek(actionId);
+  return action !== undefined && approvalStatus(action, state.now()) === 'pending' ? actionId : undefined;
+}

@@ -1,0 +1,64 @@
+/**
+ * What the parts of the approvals service share: its settings, the two in-memory stores, the
+ * origin book, the audit trail, and who decides for a call.
+ *
+ * @example
+ * ```ts
+ * const decider = deciderOfCall(ctx, state.clientOwners);
+ * if (decider.kind === 'user') state.origins.prune(state.now(), state.actions, state.questions);
+ * ```
+ */
+import type { CallContext } from '../tasks/call-context.js';
+import type { ApprovalAuditTrail } from './audit-trail.js';
+import { deciderFor, type ClientOwners, type Decider } from './decider.js';
+import type { AutonomyLevel } from './ladder.js';
+import type { OriginBook } from './origins.js';
+import type { MemoryQuestionStore } from './questions.js';
+import type { MemoryApprovalStore } from './store.js';
+
+/**
+ * The approvals service's state, as its proposal, decision and question parts use it.
+ *
+ * @example
+ * ```ts
+ * const outcome = proposeAction(state, ctx, owner, task, proposal);
+ * ```
+ */
+export interface GateState {
+  /** Whether approvals are configured (otherwise acting proposals are refused). */
+  readonly enabled: boolean;
+  readonly ttlMs: number;
+  readonly serviceMaxLevel: 'L1' | 'L2';
+  readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
+  readonly clientOwners: ClientOwners;
+  readonly secrets: readonly string[];
+  readonly baseUrl: () => string;
+  readonly now: () => number;
+  readonly actions: MemoryApprovalStore;
+  readonly questions: MemoryQuestionStore;
+  readonly origins: OriginBook;
+  readonly trail: ApprovalAuditTrail;
+}
+
+/**
+ * Who decides for a call: nobody for a service principal, otherwise the person its principal
+ * maps to. Configured people and JWT subjects are separate namespaces (see personUserId), so a
+ * delegating user's id is prefixed `jwt:`.
+ *
+ * @example
+ * ```ts
+ * deciderOfCall(ctx, new Map([['bot', 'person:alice']])); // { kind: 'user', userId: 'person:alice', … }
+ * ```
+ */
+export function deciderOfCall(ctx: CallContext, clientOwners: ClientOwners): Decider {
+  const caller = ctx.caller;
+  if (caller === undefined) return { kind: 'none', reason: 'service_principal' };
+  const decider = deciderFor(
+    { kind: caller.kind, clientId: caller.clientId, subject: caller.subject ?? '', key: ctx.principalKey },
+    clientOwners,
+  );
+  if (decider.kind === 'user' && decider.via === 'delegating_user') {
+    return { ...decider, userId: `jwt:${decider.userId}` };
+  }
+  return decider;
+}

@@ -1,0 +1,199 @@
+/**
+ * The approvals service's actions: a backend's proposal judged on the ladder (allowed, refused,
+ * or parked for a person), and the resume of a task parked on one (re-park, fail, or run the
+ * approved action exactly once, with its unredacted arguments).
+ *
+ * @example
+ * ```ts
+ * const outcome = proposeAction(state, ctx, owner, task, { tool: 'deploy', args: { env: 'prod' }, level: 'L4' });
+ * if (outcome.kind === 'park') task.status.message = { …, parts: outcome.parts };
+ * ```
+ */
+import type { ApprovedAction, ProposedAction } from '../agents/backend.js';
+import type { Task } from '../protocol/model.js';
+import type { CallContext } from '../tasks/call-context.js';
+import type { ParkOutcome, ResumeOutcome } from '../tasks/policy.js';
+import { clientOf, taskRowFields } from './audit-trail.js';
+import { levelView } from './desk.js';
+import { deciderOfCall, type GateState } from './gate-state.js';
+import { decideProposal, parseLevel, type AutonomyLevel } from './ladder.js';
+import { actionDataPart } from './part.js';
+import { redactActionArgs, type JsonValue } from './redact.js';
+import { resumeStep } from './resume.js';
+import { isApprovalError, newActionId, type PendingAction } from './store.js';
+
+/** Tool names a proposal may carry (the audit log and the console show them). */
+const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+const DEFAULT_AGENT_MAX_LEVEL: AutonomyLevel = 'L2';
+
+/**
+ * A proposal at the end of a turn: allowed at once, refused (with an audit row), or parked with
+ * a pending action for the person who answers for the caller.
+ *
+ * @example
+ * ```ts
+ * proposeAction(state, ctx, owner, task, proposal); // { kind: 'park', parts: [text, data] }
+ * ```
+ */
+export function proposeAction(
+  state: GateState,
+  ctx: CallContext,
+  owner: string,
+  task: Task,
+  proposal: ProposedAction,
+): ParkOutcome {
+  const { trail } = state;
+  const level = parseLevel(proposal.level);
+  const tool = typeof proposal.tool === 'string' && TOOL_NAME.test(proposal.tool) ? proposal.tool : undefined;
+  if (level === undefined || tool === undefined) {
+    return trail.refusal(
+      ctx,
+      task,
+      'invalid_proposal',
+      'The agent proposed an action without a valid tool name and autonomy level (L1–L4).',
+      tool,
+      level,
+    );
+  }
+  const principalKind = ctx.caller?.kind ?? 'service';
+  const verdict = decideProposal({
+    level,
+    agentMaxLevel: state.agentMaxLevels.get(ctx.agentSlug) ?? DEFAULT_AGENT_MAX_LEVEL,
+    principalKind,
+    serviceMaxLevel: state.serviceMaxLevel,
+  });
+  if (verdict.kind === 'refuse') return trail.refusal(ctx, task, verdict.reason, verdict.message, tool, level);
+  if (verdict.kind === 'allow') {
+    return { kind: 'allow', action: { actionId: newActionId(), tool, args: proposal.args ?? {}, level } };
+  }
+  if (!state.enabled) {
+    return trail.refusal(
+      ctx,
+      task,
+      'approvals_off',
+      `The action needs a person's approval (${level}), and approvals are not configured on this gateway.`,
+      tool,
+      level,
+    );
+  }
+  const decider = deciderOfCall(ctx, state.clientOwners);
+  if (decider.kind !== 'user') {
+    return trail.refusal(
+      ctx,
+      task,
+      'no_decider',
+      `The action needs a person's approval (${level}), and nobody is configured to approve for this caller.`,
+      tool,
+      level,
+    );
+  }
+  const now = state.now();
+  state.origins.prune(now, state.actions, state.questions);
+  const { value: args } = redactActionArgs(proposal.args ?? {}, { secrets: state.secrets });
+  let action: PendingAction;
+  try {
+    action = state.actions.createNow(
+      { taskId: task.id, owner, decider, tool, args, level, expiresAt: now + state.ttlMs },
+      now,
+    );
+  } catch (error) {
+    if (isApprovalError(error, 'store_full')) {
+      return trail.refusal(ctx, task, 'store_full', 'Too many actions are waiting for approval; try again later.');
+    }
+    throw error;
+  }
+  const client = clientOf(ctx);
+  trail.writeOrUndo(() => void state.actions.withdraw(owner, task.id, now), {
+    type: 'a2a.approval.requested',
+    ...taskRowFields(ctx, task, now),
+    actionId: action.actionId,
+    tool,
+    level,
+    user: decider.userId,
+    ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
+  });
+  state.origins.rememberAction(
+    action.actionId,
+    { kind: 'action', owner, taskId: task.id, agent: ctx.agentSlug, client, contextId: task.contextId },
+    proposal.args ?? {},
+  );
+  const url = `${state.baseUrl()}/approvals/${action.actionId}`;
+  const info = levelView(level);
+  return {
+    kind: 'park',
+    parts: [
+      {
+        kind: 'text',
+        text:
+          `Approval needed: the agent wants to run "${tool}" (${level}, ${info.levelName}). ` +
+          `The person who answers for this caller must approve it (${url}); then send any message on this task to go on. ` +
+          'A reply on the task is not an approval.',
+      },
+      { kind: 'data', data: actionDataPart(action, url) as unknown as JsonValue },
+    ],
+  };
+}
+
+/**
+ * A message on a task parked on an action: re-park while undecided, fail when denied, expired or
+ * already used, otherwise use the approval (once) and hand the action back to the backend.
+ *
+ * @example
+ * ```ts
+ * const outcome = await resumeAction(state, ctx, owner, task, parked.id, Date.now());
+ * ```
+ */
+export async function resumeAction(
+  state: GateState,
+  ctx: CallContext,
+  owner: string,
+  task: Task,
+  actionId: string,
+  now: number,
+): Promise<ResumeOutcome> {
+  const found = await state.actions.findByTask(owner, task.id);
+  const action = found?.actionId === actionId ? found : undefined;
+  const step = resumeStep(action, now, { parked: true });
+  switch (step.kind) {
+    case 'repark':
+      state.trail.reparked(ctx, task, actionId, now);
+      return { kind: 'repark' };
+    case 'fail':
+      state.origins.forgetArgs(actionId);
+      return { kind: 'fail', message: step.message, reason: step.reason };
+    case 'not_parked':
+      // Already used: a second resume must not run the action again.
+      return { kind: 'fail', message: 'The approval of this action was already used.', reason: 'action_expired' };
+    case 'resume':
+      break;
+  }
+  let consumed: PendingAction;
+  try {
+    consumed = await state.actions.consume(actionId, task.id, now);
+  } catch (error) {
+    // A concurrent resume won the approval: this one runs nothing.
+    if (isApprovalError(error, 'already_consumed')) return { kind: 'repark' };
+    throw error;
+  }
+  const args = state.origins.takeArgs(actionId) ?? consumed.args;
+  state.trail.write(
+    {
+      type: 'a2a.approval.consumed',
+      ...taskRowFields(ctx, task, now),
+      actionId,
+      tool: consumed.tool,
+      level: consumed.level,
+      ...(consumed.decidedBy !== undefined && { user: consumed.decidedBy }),
+      ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
+    },
+    true,
+  );
+  const approved: ApprovedAction = {
+    actionId,
+    tool: consumed.tool,
+    args,
+    level: consumed.level,
+    ...(consumed.decidedBy !== undefined && { approvedBy: consumed.decidedBy }),
+  };
+  return { kind: 'resume', action: approved };
+}

@@ -1,0 +1,211 @@
+/**
+ * The run-time check every sink makes before writing: `assertAuditSafe` refuses what the
+ * types of `events.ts` cannot rule out (long strings, keys that look like secrets or content,
+ * unknown keys, reasons outside the type's codes), with an `AuditUnsafeEventError` that names
+ * the key and the rule, never the value.
+ *
+ * @example
+ * ```ts
+ * assertAuditSafe(event); // throws AuditUnsafeEventError for a token-like key or a 300-char string
+ * sink.write(encodeRow(event, head));
+ * ```
+ */
+import { isIP } from 'node:net';
+import { AirlockError } from '../errors/index.js';
+import { TASK_STATES } from '../protocol/model.js';
+import { AUDIT_EVENT_SPEC, type AuditEvent, type AuditEventType } from './events.js';
+
+/**
+ * Thrown by `assertAuditSafe`. The message names the key and the rule, never the value.
+ *
+ * @example
+ * ```ts
+ * throw new AuditUnsafeEventError('counts.token', 'key looks like a secret or message content');
+ * ```
+ */
+export class AuditUnsafeEventError extends AirlockError {
+  readonly code = 'AUDIT_EVENT_UNSAFE';
+  /** Dotted path of the offending key, e.g. `counts.token`; empty for the event as a whole. */
+  readonly key: string;
+
+  constructor(key: string, problem: string) {
+    const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+    super(`audit event refused: ${shown.length > 0 ? `${shown}: ` : ''}${problem}`);
+    this.key = shown;
+  }
+}
+
+/**
+ * Longest string value an event may carry anywhere.
+ *
+ * @example
+ * ```ts
+ * const shown = detail.slice(0, MAX_AUDIT_STRING);
+ * ```
+ */
+export const MAX_AUDIT_STRING = 256;
+/**
+ * Keys that suggest a secret or message content; matched anywhere in the key, any case
+ * (`text` but not `context`, so `contextId` passes).
+ */
+const FORBIDDEN_KEY =
+  /token|secret|authori[sz]ation|passw(?:or)?d|passphrase|content|(?<!con)text|message|cookie|credential|api[-_]?key|bearer|private[-_]?key/i;
+/** Printable ASCII without spaces, as the protocol layer requires of ids. */
+const ID = /^[\x21-\x7e]{1,256}$/;
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const COUNT_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+const MAX_COUNT_KEYS = 32;
+const MAX_DEPTH = 2;
+const PRINCIPAL_KINDS: readonly string[] = ['client', 'service', 'delegated'];
+const STATES: readonly string[] = TASK_STATES;
+
+/**
+ * Refuses an event that could carry content or secrets, or that does not match its type's
+ * spec: any string longer than 256 characters, any key (at any depth) named like
+ * token/secret/authorization/password/content/text/message/cookie/credential/api key, unknown
+ * keys, a `reason` that is not one of the type's codes, ids that are not printable ASCII, a
+ * `remote` that is not an IP address, counts that are not non-negative integers. Every sink
+ * calls it before writing.
+ *
+ * @throws AuditUnsafeEventError
+ *
+ * @example
+ * ```ts
+ * assertAuditSafe({ type: 'a2a.server.auth_failed', time: auditTime(), outcome: 'denied', reason: 'invalid_credentials' });
+ * ```
+ */
+export function assertAuditSafe(event: unknown): asserts event is AuditEvent {
+  scan(event, '', 0);
+  const record = event as Record<string, unknown>;
+  const type = record.type;
+  if (typeof type !== 'string' || !Object.hasOwn(AUDIT_EVENT_SPEC, type)) {
+    throw new AuditUnsafeEventError('type', 'not a known audit event type');
+  }
+  const spec = AUDIT_EVENT_SPEC[type as AuditEventType];
+  const required: readonly string[] = spec.required;
+  const optional: readonly string[] = spec.optional;
+  if (record.time !== lastGoodTime) {
+    if (typeof record.time !== 'string' || !TIME.test(record.time) || !Number.isFinite(Date.parse(record.time))) {
+      throw new AuditUnsafeEventError('time', 'must be an ISO timestamp like 2025-01-01T00:00:00.000Z');
+    }
+    lastGoodTime = record.time;
+  }
+  if (!(spec.outcomes as readonly unknown[]).includes(record.outcome)) {
+    throw new AuditUnsafeEventError('outcome', `must be ${spec.outcomes.join(' or ')} for ${type}`);
+  }
+  for (const key of required) {
+    if (record[key] === undefined) throw new AuditUnsafeEventError(key, `is required for ${type}`);
+  }
+  for (const key in record) {
+    const value = record[key];
+    if (key === 'type' || key === 'time' || key === 'outcome' || value === undefined) continue;
+    if (!required.includes(key) && !optional.includes(key)) {
+      throw new AuditUnsafeEventError(key, `is not a field of ${type}`);
+    }
+    checkField(key, value, spec.reasons);
+  }
+}
+
+/** The generic pass: key names, string lengths and nesting, whatever the event claims to be. */
+function scan(value: unknown, path: string, depth: number): void {
+  if (depth === 0 && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new AuditUnsafeEventError('', 'an audit event must be an object');
+  }
+  if (typeof value === 'string') {
+    if (value.length > MAX_AUDIT_STRING) {
+      throw new AuditUnsafeEventError(path, `string longer than ${MAX_AUDIT_STRING} characters`);
+    }
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (depth > MAX_DEPTH) throw new AuditUnsafeEventError(path, 'nested too deeply');
+  if (Array.isArray(value)) throw new AuditUnsafeEventError(path, 'arrays are not allowed');
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const inner = record[key];
+    // Rows reuse a handful of key names: each is judged once. Strings and numbers at the top
+    // level (the common case) need no path unless they fail.
+    if (!safeKeys.has(key)) {
+      if (FORBIDDEN_KEY.test(key)) {
+        throw new AuditUnsafeEventError(pathOf(path, key), 'key looks like a secret or message content');
+      }
+      if (safeKeys.size < MAX_SAFE_KEYS) safeKeys.add(key);
+    }
+    if (typeof inner === 'string') {
+      if (inner.length > MAX_AUDIT_STRING) {
+        throw new AuditUnsafeEventError(pathOf(path, key), `string longer than ${MAX_AUDIT_STRING} characters`);
+      }
+    } else if (typeof inner === 'object' && inner !== null) {
+      scan(inner, pathOf(path, key), depth + 1);
+    }
+  }
+}
+
+function pathOf(path: string, key: string): string {
+  return path.length > 0 ? `${path}.${key}` : key;
+}
+
+/** Key names already found safe (bounded: a flood of new names only costs the regex again). */
+const safeKeys = new Set<string>();
+const MAX_SAFE_KEYS = 1024;
+/** The last `time` that passed its check: rows written in the same millisecond share it. */
+let lastGoodTime: unknown;
+
+function checkField(key: string, value: unknown, reasons: readonly string[]): void {
+  switch (key) {
+    case 'client':
+    case 'agent':
+    case 'taskId':
+    case 'contextId':
+    case 'actionId':
+    case 'tool':
+    case 'user':
+      if (typeof value !== 'string' || !ID.test(value)) {
+        throw new AuditUnsafeEventError(key, 'must be 1..256 printable ASCII characters without spaces');
+      }
+      return;
+    case 'principalKind':
+      if (!PRINCIPAL_KINDS.includes(value as string)) {
+        throw new AuditUnsafeEventError(key, 'must be client, service or delegated');
+      }
+      return;
+    case 'inputChars':
+    case 'outputChars':
+      if (!isCount(value)) throw new AuditUnsafeEventError(key, 'must be a non-negative integer');
+      return;
+    case 'reason':
+      if (!reasons.includes(value as string)) throw new AuditUnsafeEventError(key, 'not a reason code of this type');
+      return;
+    case 'remote':
+      if (typeof value !== 'string' || isIP(value) === 0) {
+        throw new AuditUnsafeEventError(key, 'must be an IPv4 or IPv6 address');
+      }
+      return;
+    case 'state':
+      if (!STATES.includes(value as string)) throw new AuditUnsafeEventError(key, 'not a task state');
+      return;
+    case 'level':
+      if (value !== 'L1' && value !== 'L2' && value !== 'L3' && value !== 'L4') {
+        throw new AuditUnsafeEventError(key, 'must be L1, L2, L3 or L4');
+      }
+      return;
+    case 'counts': {
+      if (typeof value !== 'object' || value === null) throw new AuditUnsafeEventError(key, 'must be an object');
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (entries.length > MAX_COUNT_KEYS) throw new AuditUnsafeEventError(key, `more than ${MAX_COUNT_KEYS} keys`);
+      for (const [name, count] of entries) {
+        // The key is not echoed: it failed the only shape we trust.
+        if (!COUNT_KEY.test(name)) throw new AuditUnsafeEventError(key, 'keys must be snake_case, 1..64 characters');
+        if (!isCount(count)) throw new AuditUnsafeEventError(`${key}.${name}`, 'must be a non-negative integer');
+      }
+      return;
+    }
+    default:
+      throw new AuditUnsafeEventError(key, 'unknown field');
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}

@@ -1,0 +1,169 @@
+/**
+ * The configuration as the loader hands it out (`AirlockConfig` and its parts): what the rest
+ * of Airlock reads, as opposed to the file's raw shape (`schema.ts`).
+ *
+ * @example
+ * ```ts
+ * import type { AirlockConfig } from './airlock-config.js';
+ * function port(config: AirlockConfig): number { return config.server.port; }
+ * ```
+ */
+import type { PublicJwk, SigningKey } from '../trust/signing/index.js';
+import type { TaskStoreSpec } from '../tasks/stores/index.js';
+import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig } from './schema.js';
+import type { ResolvedToken } from './tokens.js';
+
+/**
+ * A client admitted by the config: its token's digest and the agents it may call.
+ *
+ * @example
+ * ```ts
+ * const client: ClientEntry = { id: 'demo', tokenDigest: hashToken(token), agents: new Set(['echo']), tokenOrigin: 'env' };
+ * ```
+ */
+export interface ClientEntry {
+  id: string;
+  /** SHA-256 of the token. */
+  tokenDigest: Buffer;
+  agents: ReadonlySet<string>;
+  tokenOrigin: ResolvedToken['origin'];
+  /** The person who decides this client's guarded actions (`approvals.people` id). */
+  owner?: string;
+}
+
+/**
+ * A person who signs in to decide guarded actions (`approvals.people`).
+ *
+ * @example
+ * ```ts
+ * const person: PersonEntry = { id: 'alice', tokenDigest: hashToken(token) };
+ * ```
+ */
+export interface PersonEntry {
+  id: string;
+  /** SHA-256 of the person's own token. */
+  tokenDigest: Buffer;
+}
+
+/**
+ * Human approvals as loaded (`approvals`); absent when the section is not in the config.
+ *
+ * @example
+ * ```ts
+ * config.approvals?.ttlMs; // 900000
+ * ```
+ */
+export interface ApprovalsSettings {
+  ttlMs: number;
+  serviceMaxLevel: 'L1' | 'L2';
+  maxPending: number;
+  console: boolean;
+  people: PersonEntry[];
+}
+
+/**
+ * A configuration as loaded: validated, defaults applied, secrets resolved, keys read.
+ *
+ * @example
+ * ```ts
+ * const config: AirlockConfig = loadConfigFile('airlock.yaml');
+ * config.agents.map((agent) => agent.slug);
+ * ```
+ */
+export interface AirlockConfig {
+  server: {
+    host: string;
+    port: number;
+    publicUrl?: string;
+    basePath: string;
+    defaultAgent?: string;
+    maxBodyBytes: number;
+    allowNonLoopback: boolean;
+    /** IPs or CIDRs, each checked to parse at load. */
+    trustedProxies: string[];
+    apiKeyHeader: boolean;
+    publicCard: boolean;
+    rest: boolean;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
+  /** Retention defaults applied; `DATABASE_URL` and `--data` are weighed at serve time (resolveTaskStoreSpec). */
+  store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number };
+  /** Processes serving this config; above 1 a shared store is required. */
+  replicas: number;
+  redis?: { url: string };
+  limits: LimitsConfig;
+  /** JWT bearer verification, when configured; its key material is read at load. */
+  jwt?: JwtSettings;
+  /**
+   * Values never to leave in a reply (a backend's own credentials, say). Client tokens are not
+   * listed: Airlock keeps only their digests and no backend ever sees one.
+   */
+  scrubSecrets: string[];
+  audit: AuditConfig;
+  /** The outbound registry that `a2a` backends relay to; required when one is configured. */
+  upstreams?: { registry: string; pins: string };
+  /** Card signing, when configured: its keys are read and checked at load. */
+  signing?: SigningSettings;
+  /** Human approvals of guarded actions, when configured. */
+  approvals?: ApprovalsSettings;
+  agents: AgentConfig[];
+  clients: ClientEntry[];
+}
+
+/**
+ * Where JWT verification keys come from: a JSON Web Key Set (from `jwksFile`), a PEM SPKI public
+ * key (from `publicKeyFile`), or a JWKS fetched from `jwksUrl` at start and every
+ * `refreshSeconds` through the guarded outbound client.
+ *
+ * @example
+ * ```ts
+ * const keys: JwtKeys = { kind: 'url', url: 'https://idp.example/jwks.json', refreshSeconds: 600, privateNetwork: false };
+ * ```
+ */
+export type JwtKeys =
+  | { kind: 'jwks'; jwks: { keys: Record<string, unknown>[] } }
+  | { kind: 'pem'; pem: string }
+  | { kind: 'url'; url: string; refreshSeconds: number; privateNetwork: boolean };
+
+/**
+ * JWT verification as loaded: the config's settings with the key source resolved.
+ *
+ * @example
+ * ```ts
+ * config.jwt?.keys.kind; // 'jwks' | 'pem' | 'url'
+ * ```
+ */
+export interface JwtSettings extends Omit<
+  JwtConfig,
+  'jwksFile' | 'publicKeyFile' | 'jwksUrl' | 'jwksRefreshSeconds' | 'jwksPrivateNetwork'
+> {
+  keys: JwtKeys;
+}
+
+/**
+ * Card signing as loaded: the private keys (each signs every served card, in this order), the
+ * JWK Set `/.well-known/jwks.json` serves (public keys only, holding every signing key), and
+ * the `jku` put in each signature header, if any.
+ *
+ * @example
+ * ```ts
+ * const { keys, jwks, jku } = config.signing!;
+ * signCard(wireCard, keys, { ...(jku !== undefined && { jku }) });
+ * ```
+ */
+export interface SigningSettings {
+  keys: SigningKey[];
+  jwks: { keys: PublicJwk[] };
+  jku?: string;
+}
+
+/**
+ * Default for `auth.jwt.jwksRefreshSeconds`.
+ *
+ * @example
+ * ```ts
+ * settings.refreshSeconds ?? DEFAULT_JWKS_REFRESH_SECONDS; // 600
+ * ```
+ */
+export const DEFAULT_JWKS_REFRESH_SECONDS = 600;

@@ -1,0 +1,73 @@
+/**
+ * v0.3 results as JSON text (the server's hot path): the text of the encoders' results,
+ * written without building them. Each writer writes exactly `JSON.stringify` of its encoder's
+ * result, key order included; text parts (nearly all parts) are written here, any other part
+ * goes through its encoder.
+ *
+ * @example
+ * ```ts
+ * const body = `{"jsonrpc":"2.0","id":1,"result":${V03_JSON.sendResult(result)}}`;
+ * ```
+ */
+import { jsonArray, jsonListField, jsonString, messageTailJson } from '../json-text.js';
+import type { JsonWriters } from '../json-text.js';
+import type { Artifact, Message, Part, SendResult, Task, TaskStatus, TextPart } from '../model.js';
+import { encodePart } from './mapping.js';
+
+function writeParts(parts: readonly Part[]): string {
+  return jsonArray(parts, writePart);
+}
+
+function writePart(part: Part): string {
+  return part.kind === 'text' ? writeTextPart(part) : JSON.stringify(encodePart(part));
+}
+
+/** v0.3 text parts carry no mediaType or filename: they are dropped, as `encodePart` does. */
+function writeTextPart(part: TextPart): string {
+  const metadata = part.metadata === undefined ? '' : `,"metadata":${JSON.stringify(part.metadata)}`;
+  return `{"kind":"text","text":${jsonString(part.text)}${metadata}}`;
+}
+
+function writeMessage(message: Message): string {
+  let out = `{"kind":"message","messageId":${jsonString(message.messageId)},"role":${jsonString(message.role)}`;
+  out += `,"parts":${writeParts(message.parts)}`;
+  return `${out}${messageTailJson(message)}}`;
+}
+
+function writeStatus(status: TaskStatus): string {
+  const message = status.message === undefined ? '' : `,"message":${writeMessage(status.message)}`;
+  return `{"state":${jsonString(status.state)}${message},"timestamp":${jsonString(status.timestamp)}}`;
+}
+
+function writeArtifact(artifact: Artifact): string {
+  let out = `{"artifactId":${jsonString(artifact.artifactId)},"parts":${writeParts(artifact.parts)}`;
+  if (artifact.name !== undefined) out += `,"name":${jsonString(artifact.name)}`;
+  if (artifact.description !== undefined) out += `,"description":${jsonString(artifact.description)}`;
+  if (artifact.metadata !== undefined) out += `,"metadata":${JSON.stringify(artifact.metadata)}`;
+  if (artifact.extensions !== undefined) out += `,"extensions":${JSON.stringify(artifact.extensions)}`;
+  return `${out}}`;
+}
+
+function writeTask(task: Task): string {
+  let out = `{"kind":"task","id":${jsonString(task.id)},"contextId":${jsonString(task.contextId)}`;
+  out += `,"status":${writeStatus(task.status)}`;
+  out += jsonListField('artifacts', task.artifacts, writeArtifact);
+  out += jsonListField('history', task.history, writeMessage);
+  if (task.metadata !== undefined) out += `,"metadata":${JSON.stringify(task.metadata)}`;
+  return `${out}}`;
+}
+
+function writeSendResult(result: SendResult): string {
+  return result.kind === 'task' ? writeTask(result.task) : writeMessage(result.message);
+}
+
+/**
+ * v0.3 results as JSON text: `V03_JSON.sendResult(r) === JSON.stringify(v03.encodeSendResult(r))`
+ * and `V03_JSON.task(t) === JSON.stringify(v03.encodeTask(t))`, without the wire objects.
+ *
+ * @example
+ * ```ts
+ * const body = `{"jsonrpc":"2.0","id":1,"result":${V03_JSON.sendResult(result)}}`;
+ * ```
+ */
+export const V03_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask };

@@ -1,0 +1,79 @@
+/**
+ * The last admission step of a turn: a concurrency slot (in total, and per principal), then
+ * the turn's grant: the framed prompt, the agent's tools and the reply scrubber. Without a
+ * slot the turn is refused (503 with Retry-After, audited as `concurrency_limit`). The task
+ * service gives the slot back when the turn ends, or at once if it cannot start.
+ *
+ * @example
+ * ```ts
+ * const slot = createInFlightStep({ config, audit });
+ * const admitTurn = compose(createTurnContentStep({ config, audit }), slot);
+ * ```
+ */
+import { buildInboundPrompt, createReplyScrubber, toolsForInboundTurn } from '../../agents/inbound/index.js';
+import type { AirlockConfig } from '../../config/load.js';
+import type { CallContext } from '../../tasks/call-context.js';
+import { CapacityError, type TurnGrant, type TurnPrompt } from '../../tasks/policy.js';
+import type { InboundAudit } from '../inbound-audit.js';
+import {
+  CONCURRENCY_RETRY_AFTER_SECONDS,
+  InFlightLimiter,
+  type InFlightCap,
+  type Release,
+} from '../limits/concurrency.js';
+import { andThen, REFUSED, type Step } from './compose.js';
+import type { TurnCandidate } from './turn.js';
+
+/** No tool registry exists yet: agents with `allowTools` get the allow-listed tools that do. */
+const AVAILABLE_TOOLS: readonly { name: string; outboundA2A?: boolean }[] = [];
+
+/**
+ * The in-flight step over this process's caps, or `inFlight` (caps shared by replicas).
+ *
+ * @example
+ * ```ts
+ * const slot = createInFlightStep({ config, audit, inFlight: sharedLimits.inFlight });
+ * ```
+ */
+export function createInFlightStep<T extends TurnCandidate>(options: {
+  config: Pick<AirlockConfig, 'limits' | 'agents' | 'scrubSecrets'>;
+  audit: Pick<InboundAudit, 'rateLimited'>;
+  /** Caps shared by replicas (`createSharedLimits`); by default this process's own. */
+  inFlight?: InFlightCap;
+}): Step<T, T> {
+  const { config, audit } = options;
+  const limits = config.limits;
+  const inFlight: InFlightCap =
+    options.inFlight ??
+    new InFlightLimiter({ global: limits.maxConcurrentTasks, perKey: limits.maxConcurrentTasksPerPrincipal });
+  const scrubber = createReplyScrubber(config.scrubSecrets);
+  const toolsBySlug = new Map(config.agents.map((agent) => [agent.slug, toolsForInboundTurn(agent, AVAILABLE_TOOLS)]));
+
+  function grant(ctx: CallContext, text: string, release: Release): TurnGrant {
+    const tools = toolsBySlug.get(ctx.agentSlug);
+    return {
+      inputChars: text.length,
+      release,
+      prompt: (): TurnPrompt => {
+        const built = buildInboundPrompt(text);
+        return { system: built.system, user: built.user };
+      },
+      ...(tools !== undefined && tools.length > 0 && { tools }),
+      ...(scrubber.active && { scrubber }),
+    };
+  }
+
+  return (turn) => {
+    if (turn.message === undefined) return turn;
+    // Caps shared by replicas answer asynchronously; local ones at once.
+    return andThen(inFlight.tryAcquire(turn.ctx.principalKey), (release) => {
+      if (release === null) {
+        audit.rateLimited('concurrency_limit', turn.ctx.agentSlug, undefined, turn.ctx.caller);
+        turn.refuseTurn(new CapacityError(CONCURRENCY_RETRY_AFTER_SECONDS));
+        return REFUSED;
+      }
+      turn.grant = grant(turn.ctx, turn.text, release);
+      return turn;
+    });
+  };
+}

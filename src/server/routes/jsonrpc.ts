@@ -1,0 +1,141 @@
+/**
+ * The JSON-RPC route (`POST {basePath}/{slug}`, both dialects, SSE for streams). Admission
+ * runs in full before the task service is called: the caller (lockout, credentials, rate),
+ * the body (Content-Type, limits, depth), the decoded request, and for a message the turn
+ * (limits, content rules, a concurrency slot → the grant the service runs the turn with).
+ *
+ * @example
+ * ```ts
+ * const serveRpc = createRpcRoute({ service, admitCaller, admitTurn, limits, cards, logger });
+ * return serveRpc(forAgent(arrival, agent));
+ * ```
+ */
+import type { ServerResponse } from 'node:http';
+import { A2AError } from '../../protocol/errors.js';
+import { jsonRpcError } from '../../protocol/jsonrpc.js';
+import type { TaskService } from '../../tasks/service.js';
+import { createJsonBodyStep } from '../admission/body.js';
+import { andThen, compose, REFUSED, type Step } from '../admission/compose.js';
+import type { AdmittedInbound, AgentInbound } from '../admission/inbound.js';
+import type { TurnCandidate } from '../admission/turn.js';
+import type { Logger } from '../log.js';
+import { headerOf, refuse, writeJson } from '../respond/response.js';
+import { decodeRpc, fallbackDialect, rpcFailure, runRpc, turnMessageOf, type RpcOutcome } from '../rpc.js';
+import { pipeEventsAsSse, writeSseError } from '../sse.js';
+import { startInboundSpan, tracingActive } from '../trace.js';
+import type { DialectVersion } from '../../protocol/dialect.js';
+
+/**
+ * What the route needs from the gateway around it.
+ *
+ * @example
+ * ```ts
+ * const deps: RpcRouteOptions = { service, admitCaller, admitTurn, limits, extendedCard, logger };
+ * ```
+ */
+export interface RpcRouteOptions {
+  service: TaskService;
+  /** Lockout → credentials → rate. */
+  admitCaller: Step<AgentInbound, AdmittedInbound>;
+  /** Content rules → concurrency slot. */
+  admitTurn: Step<TurnCandidate, TurnCandidate>;
+  limits: { maxBodyBytes: number; bodyTimeoutMs: number; maxJsonDepth: number };
+  /** The agent's extended card as JSON text in `version`, for this request's base URL. */
+  extendedCard: (inbound: AdmittedInbound, version: DialectVersion) => string | undefined;
+  logger: Logger;
+}
+
+/**
+ * The route: serves one admitted-or-refused JSON-RPC request.
+ *
+ * @example
+ * ```ts
+ * const serveRpc = createRpcRoute(options);
+ * await serveRpc(inbound);
+ * ```
+ */
+export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound) => Promise<void> {
+  const { service, admitTurn, logger } = options;
+  const readJson = createJsonBodyStep({
+    ...options.limits,
+    refuse: (inbound, status, code, message) => {
+      // Content-Type refusals are JSON-RPC errors (-32005) over HTTP 200; size and time limits
+      // keep their HTTP status with a JSON-RPC error body.
+      const error = new A2AError(code, message);
+      const dialect = fallbackDialect(headerOf(inbound.req, 'a2a-version'));
+      writeJson(
+        inbound.res,
+        code === 'CONTENT_TYPE_NOT_SUPPORTED' ? 200 : status,
+        JSON.stringify(jsonRpcError(null, dialect.encodeError(error))),
+      );
+    },
+  });
+  // Credentials first: an unauthenticated caller's body is never read, let alone run.
+  const admitRequest = compose(options.admitCaller, readJson);
+
+  /** Sends an outcome; a stream is piped as SSE until it ends (the promise settles then). */
+  function write(res: ServerResponse, outcome: RpcOutcome): Promise<void> | undefined {
+    if (outcome.kind === 'json') writeJson(res, 200, outcome.body);
+    else if (outcome.kind === 'unavailable') {
+      refuse(res, 503, 'UNAVAILABLE', outcome.message, { 'retry-after': String(outcome.retryAfterSeconds) });
+    } else if (outcome.kind === 'stream-error') writeSseError(res, outcome.body);
+    else return pipeStream(res, outcome);
+    return undefined;
+  }
+
+  async function pipeStream(res: ServerResponse, outcome: Extract<RpcOutcome, { kind: 'stream' }>): Promise<void> {
+    try {
+      await pipeEventsAsSse(res, outcome.events, outcome.frame);
+    } catch (error) {
+      logger.error({ event: 'stream_failed', error: error instanceof Error ? error.message : String(error) });
+      writeSseError(res, JSON.stringify(jsonRpcError(null, { code: -32603, message: 'Internal error' })));
+    }
+  }
+
+  return async (inbound) => {
+    const admitted = await admitRequest(inbound);
+    if (admitted === REFUSED) return;
+    const { res, agent, principal } = admitted;
+    const span = tracingActive()
+      ? startInboundSpan('a2a.jsonrpc', headerOf(admitted.req, 'traceparent'), { 'a2a.agent': agent.config.slug })
+      : undefined;
+    try {
+      const decoded = decodeRpc(admitted.body, headerOf(admitted.req, 'a2a-version'), agent.onRpcError);
+      if (!decoded.ok) return void write(res, decoded.outcome);
+      const { request, dialect, id } = decoded;
+      const failed = (error: unknown): RpcOutcome => rpcFailure(error, id, dialect, request.method, agent.onRpcError);
+      const turn: TurnCandidate = {
+        ctx: {
+          principalKey: principal.key,
+          agentSlug: agent.config.slug,
+          backend: agent.backend,
+          // The principal itself: it carries clientId and kind, and is built once per client.
+          caller: principal,
+        },
+        message: turnMessageOf(request),
+        refuseTurn: (error) => void write(res, failed(error)),
+        text: '',
+        grant: undefined,
+      };
+      const call = {
+        service,
+        context: turn.ctx,
+        extendedCard: (version: DialectVersion) => options.extendedCard(admitted, version),
+        onError: agent.onRpcError,
+      };
+      let outcome: RpcOutcome | typeof REFUSED;
+      try {
+        // Local caps answer at once: the turn goes to the service without a turn of the loop.
+        outcome = await andThen(admitTurn(turn), (granted) =>
+          granted === REFUSED ? REFUSED : runRpc(decoded, call, granted.grant),
+        );
+      } catch (error) {
+        outcome = failed(error);
+      }
+      if (outcome !== REFUSED && outcome.kind === 'stream') await pipeStream(res, outcome);
+      else if (outcome !== REFUSED) void write(res, outcome);
+    } finally {
+      span?.end();
+    }
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The gateway's router: the network gate first (for every path), then the path decides the
+ * route.
+ *
+ *   GET  /.well-known/agent-card.json                 the default agent's card
+ *   GET  {basePath}/{slug}/.well-known/agent-card.json an agent's card (also pinned: /v1.0/…, /v0.3/…)
+ *   POST {basePath}/{slug}                            JSON-RPC 2.0 (both dialects), SSE for streams
+ *   POST {basePath}/{slug}/ask, GET …/openapi.json     the REST ask endpoint, when enabled
+ *   GET  /.well-known/jwks.json                       the card signing keys (also per agent), when signing
+ *   /approvals…, /console…                            the person's surface, when approvals are on
+ *   GET  /healthz                                     liveness
+ *
+ * @example
+ * ```ts
+ * const route = createRouter({ config, agents, gate, documents, rpc, ask, approvals });
+ * createServer((req, res) => route(req, res));
+ * ```
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AirlockConfig } from '../../config/load.js';
+import type { DialectVersion } from '../../protocol/dialect.js';
+import { REFUSED, type Refused } from '../admission/compose.js';
+import { forAgent, type AgentInbound, type Arrival } from '../admission/inbound.js';
+import type { ApprovalRoutes } from '../approvals/routes.js';
+import type { PublishedAgent } from '../published-agents.js';
+import { methodNotAllowed, notFound, requestPath, sendJson } from '../respond/response.js';
+import type { DocumentRoutes } from './documents.js';
+
+const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
+/** The public keys of card signatures (RFC 8615 well-known location, as signature `jku`s name it). */
+const JWKS_PATH = '/.well-known/jwks.json';
+/**
+ * Cards of one version whatever the request's header: for clients that fetch a card without
+ * sending A2A-Version yet expect the v1.0 shape (the v1.0 conformance kit does).
+ */
+const PINNED_CARD_PATHS = new Map<string, DialectVersion>([
+  ['/v1.0/.well-known/agent-card.json', '1.0'],
+  ['/v0.3/.well-known/agent-card.json', '0.3'],
+]);
+
+/**
+ * The routes the router dispatches to.
+ *
+ * @example
+ * ```ts
+ * const routes: GatewayRoutes = { config, agents, gate, documents, rpc: serveRpc, ask: serveAsk };
+ * ```
+ */
+export interface GatewayRoutes {
+  config: AirlockConfig;
+  agents: ReadonlyMap<string, PublishedAgent>;
+  gate: (req: IncomingMessage, res: ServerResponse) => Arrival | Refused;
+  documents: DocumentRoutes;
+  rpc: (inbound: AgentInbound) => Promise<void>;
+  ask: (inbound: AgentInbound) => Promise<void>;
+  approvals?: ApprovalRoutes | undefined;
+}
+
+/**
+ * Routes a request; calls that need credentials or a body go on asynchronously.
+ *
+ * @example
+ * ```ts
+ * const route = createRouter(routes);
+ * const pending = route(req, res); // void, or a promise that settles once answered
+ * ```
+ */
+export function createRouter(
+  routes: GatewayRoutes,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
+  const { config, agents, gate, documents, approvals } = routes;
+  const { publicCard, rest, defaultAgent } = config.server;
+  const basePrefix = `${config.server.basePath}/`;
+  const defaultPublished = (): PublishedAgent | undefined =>
+    defaultAgent === undefined ? undefined : agents.get(defaultAgent);
+
+  return (req, res) => {
+    const arrival = gate(req, res);
+    if (arrival === REFUSED) return;
+    const path = requestPath(req.url);
+
+    if (CARD_PATHS.has(path)) {
+      const agent = defaultPublished();
+      if (agent === undefined) return notFound(res);
+      return documents.card(forAgent(arrival, agent));
+    }
+    if (path === JWKS_PATH) {
+      if (publicCard) return documents.openJwks(req, res);
+      // Gated as the root card is: with publicCard off, only a caller admitted to the default agent.
+      const agent = defaultPublished();
+      if (agent === undefined) return notFound(res);
+      return documents.jwks(forAgent(arrival, agent));
+    }
+    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (approvals !== undefined && (path.startsWith('/approvals') || path.startsWith('/console'))) {
+      const handled = approvals.handle(req, res, path, arrival.remote);
+      if (handled === true) return;
+      if (handled !== false) {
+        return handled.then((done) => {
+          if (!done) notFound(res);
+        });
+      }
+    }
+    if (!path.startsWith(basePrefix)) return notFound(res);
+
+    const restOfPath = path.slice(basePrefix.length);
+    const slash = restOfPath.indexOf('/');
+    const agent = agents.get(slash === -1 ? restOfPath : restOfPath.slice(0, slash));
+    if (agent === undefined) return notFound(res);
+    const tail = slash === -1 ? '' : restOfPath.slice(slash);
+    if (tail === '' || tail === '/') {
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return routes.rpc(forAgent(arrival, agent));
+    }
+    if (CARD_PATHS.has(tail)) return documents.card(forAgent(arrival, agent));
+    if (tail === JWKS_PATH) return documents.jwks(forAgent(arrival, agent));
+    const pinned = PINNED_CARD_PATHS.get(tail);
+    if (pinned !== undefined) return documents.card(forAgent(arrival, agent), pinned);
+    if (rest && tail === '/ask') {
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return routes.ask(forAgent(arrival, agent));
+    }
+    if (rest && tail === '/openapi.json') return documents.openApi(forAgent(arrival, agent));
+    return notFound(res);
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Starting a turn: a new task, or the resume of an interrupted one, checked against the
+ * running contexts and the parking gate, registered as live and reported as submitted. The
+ * caller's grant (what admission gave the turn) is given back whenever the turn cannot start.
+ *
+ * @example
+ * ```ts
+ * const starter = new TurnStarter(parts);
+ * const live = await starter.start(ctx, owner, params.message, false, true, grant);
+ * ```
+ */
+import { AirlockError } from '../../errors/index.js';
+import { A2AError } from '../../protocol/errors.js';
+import { isInterruptedState, isTerminalState, type Message, type Task } from '../../protocol/model.js';
+import type { CallContext } from '../call-context.js';
+import { newId } from '../ids.js';
+import { OUTBOUND_ID_PREFIX } from '../session.js';
+import { replyChars, type TurnGrant } from '../policy.js';
+import { busy, statusEvent, withIds, withStatus } from './lifecycle.js';
+import type { LiveTask } from './live.js';
+import type { ServiceParts } from './parts.js';
+
+const MAX_CONTEXT_ID = 256;
+
+/**
+ * A message on a task parked on the person that does not run anything (re-parked, or failed):
+ * the caller gets `task` as it is.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof ParkedAnswer) return { kind: 'task', task: error.task };
+ * ```
+ */
+export class ParkedAnswer extends AirlockError {
+  readonly code = 'parked_answer';
+  constructor(readonly task: Task) {
+    super('parked');
+  }
+}
+
+/**
+ * Creates or resumes the task of a turn.
+ *
+ * @example
+ * ```ts
+ * const live = await new TurnStarter(parts).start(ctx, owner, message, true, true, undefined);
+ * ```
+ */
+export class TurnStarter {
+  readonly #parts: ServiceParts;
+
+  constructor(parts: ServiceParts) {
+    this.#parts = parts;
+  }
+
+  /**
+   * Creates or resumes the turn's task, with what admission granted it (none: admitted as is).
+   * The grant is given back if the task cannot start; the submitted row is written once it can.
+   * `track` lists a new task as running (see TaskService#sendReady for when it need not be).
+   */
+  async start(
+    ctx: CallContext,
+    owner: string,
+    incoming: Message,
+    resuming: boolean,
+    track: boolean,
+    grant: TurnGrant | undefined,
+  ): Promise<LiveTask> {
+    let live: LiveTask;
+    try {
+      live = resuming
+        ? await this.#resume(owner, ctx, incoming, grant)
+        : this.#create(owner, ctx, incoming, track, grant);
+    } catch (error) {
+      grant?.release();
+      throw error;
+    }
+    const observe = this.#parts.observe;
+    if (observe !== undefined) {
+      try {
+        observe({
+          type: 'submitted',
+          ctx,
+          taskId: live.task.id,
+          contextId: live.task.contextId,
+          inputChars: live.inputChars,
+          outputChars: 0,
+        });
+      } catch (error) {
+        // Not recorded, not run: an unaudited task must not start.
+        this.#parts.live.release(live);
+        throw error;
+      }
+      live.observed = true;
+    }
+    return live;
+  }
+
+  #create(owner: string, ctx: CallContext, incoming: Message, track: boolean, grant: TurnGrant | undefined): LiveTask {
+    const contextId = incoming.contextId ?? newId();
+    if (contextId.length > MAX_CONTEXT_ID)
+      throw new A2AError('INVALID_PARAMS', 'Invalid params: contextId is too long');
+    // Only a caller-named context can be busy: a fresh one has never been seen.
+    if (incoming.contextId !== undefined) this.#parts.live.checkContextFree(owner, contextId);
+    const id = newId();
+    const message = withIds(incoming, id, contextId);
+    const task: Task = {
+      id,
+      contextId,
+      status: { state: 'submitted', timestamp: this.#parts.timestamp() },
+      artifacts: [],
+      history: [message],
+    };
+    return this.#parts.live.register(owner, ctx, task, track, grant, incoming);
+  }
+
+  async #resume(owner: string, ctx: CallContext, incoming: Message, grant: TurnGrant | undefined): Promise<LiveTask> {
+    const { live: registry, store, gate } = this.#parts;
+    const id = incoming.taskId as string;
+    if (registry.for(owner, id) !== undefined) throw busy();
+    const stored = await findStored(this.#parts, owner, id);
+    if (stored === undefined) throw new A2AError('TASK_NOT_FOUND');
+    if (incoming.contextId !== undefined && incoming.contextId !== stored.contextId) {
+      throw new A2AError('INVALID_PARAMS', 'Invalid params: message.contextId does not match the task’s contextId', {
+        field: 'message.contextId',
+      });
+    }
+    if (isTerminalState(stored.status.state)) {
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        `Task is ${stored.status.state} and cannot take more messages; send a new message in the same contextId instead`,
+      );
+    }
+    if (!isInterruptedState(stored.status.state) || registry.for(owner, id) !== undefined) throw busy();
+    registry.checkContextFree(owner, stored.contextId);
+    const parked = gate === undefined ? undefined : await gate.resume(ctx, owner, stored);
+    if (parked !== undefined && parked.kind !== 'not_parked' && parked.kind !== 'resume') {
+      // A message on a task parked on the person is not a decision: nothing runs.
+      if (parked.kind === 'repark') throw new ParkedAnswer(stored);
+      const failed = withStatus(stored, 'failed', this.#parts.timestamp(), parked.message);
+      await store.put(owner, failed);
+      this.#parts.bus.publish(id, statusEvent(failed, true));
+      this.#parts.observe?.({
+        type: 'failed',
+        ctx,
+        taskId: id,
+        contextId: failed.contextId,
+        inputChars: 0,
+        outputChars: replyChars(failed),
+        reason: parked.reason,
+      });
+      throw new ParkedAnswer(failed);
+    }
+    const message = withIds(incoming, id, stored.contextId);
+    const resumed: Task = {
+      ...stored,
+      history: [...stored.history, message],
+      status: { state: 'working', timestamp: this.#parts.timestamp() },
+    };
+    const live = registry.register(owner, ctx, resumed, true, grant, incoming);
+    if (parked?.kind === 'resume') {
+      if (parked.action !== undefined) live.approvedAction = parked.action;
+      if (parked.answer !== undefined) live.personAnswer = parked.answer;
+    }
+    return live;
+  }
+}
+
+/**
+ * The task as the caller may see it: the live state when its turn runs here, else the store's
+ * (an outbound task id is never an inbound task).
+ *
+ * @example
+ * ```ts
+ * const task = await findStored(parts, owner, id);
+ * if (task === undefined) throw new A2AError('TASK_NOT_FOUND');
+ * ```
+ */
+export async function findStored(parts: ServiceParts, owner: string, id: string): Promise<Task | undefined> {
+  if (id.startsWith(OUTBOUND_ID_PREFIX)) return undefined;
+  const live = parts.live.for(owner, id);
+  if (live !== undefined) return live.task;
+  return parts.store.get(owner, id);
+}

@@ -1,0 +1,236 @@
+/**
+ * The memory store's entries and the per-owner indexes they sit in: one ordered index per
+ * ListTasks filter combination (every task, by state, by context, by context and state), and
+ * the few moves a put makes in them. See `memory.ts` for why the layout is what it is.
+ *
+ * @example
+ * ```ts
+ * const owned: OwnerIndexes = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
+ * const entry = new Entry('alice', task, statusMs, nowMs, owned);
+ * addToIndexes(entry);
+ * ```
+ */
+import type { Task, TaskState } from '../../../protocol/model.js';
+import { ListNode } from './linked-list.js';
+import { SortedIndex, type SortKey } from './sorted-index.js';
+
+/**
+ * An ordered index of tasks, and one per state: the owner's, or the owner's in one context.
+ *
+ * @example
+ * ```ts
+ * const group: IndexGroup = { all: new SortedIndex(), byState: new Map() };
+ * ```
+ */
+export interface IndexGroup {
+  readonly all: SortedIndex<Entry>;
+  /** Created on first use; kept (possibly empty) while the group exists, at most one per state. */
+  readonly byState: Map<TaskState, SortedIndex<Entry>>;
+}
+
+/**
+ * One owner's indexes, one per combination of the contextId and status filters. Kept while
+ * the owner has a task. A context maps to its only task's entry until it gets a second task,
+ * and from then on to its own group, which stays until the context's last task leaves (a
+ * group is never turned back into a single entry, so a context does not flip back and forth).
+ * A context's slot is dropped when its last task leaves the store (or, on the general path,
+ * moves to another context): one per context would otherwise leak.
+ *
+ * @example
+ * ```ts
+ * const owned: OwnerIndexes = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
+ * ```
+ */
+export interface OwnerIndexes extends IndexGroup {
+  readonly byContext: Map<string, IndexGroup | Entry>;
+}
+
+/**
+ * One stored task, for the whole time its id is in the store. The fields the indexes sort
+ * and group by are copied out of the task at put time, so that a caller mutating the task
+ * by mistake cannot corrupt an index; they change only together with the index positions.
+ *
+ * @example
+ * ```ts
+ * const entry = new Entry(owner, task, statusMs, nowMs, owned);
+ * ```
+ */
+export class Entry implements SortKey {
+  readonly id: string;
+  readonly owner: string;
+  task: Task;
+  contextId: string;
+  state: TaskState;
+  statusMs: number;
+  touchedMs: number;
+  /**
+   * Its owner's indexes, and its context's: held so that a put looks neither up. The context
+   * has no group (`undefined`) while this is its only task and it was never shared.
+   */
+  readonly owned: OwnerIndexes;
+  context: IndexGroup | undefined = undefined;
+  /** Allocated once: an update moves them rather than allocating new ones. */
+  readonly touchedNode: ListNode<Entry>;
+  readonly terminalNode: ListNode<Entry>;
+
+  constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes) {
+    this.id = task.id;
+    this.owner = owner;
+    this.task = task;
+    this.contextId = task.contextId;
+    this.state = task.status.state;
+    this.statusMs = statusMs;
+    this.touchedMs = nowMs;
+    this.owned = owned;
+    this.touchedNode = new ListNode<Entry>(this);
+    this.terminalNode = new ListNode<Entry>(this);
+  }
+}
+
+function addToGroup(group: IndexGroup, entry: Entry): void {
+  group.all.insert(entry);
+  stateIndexFor(group, entry.state).insert(entry);
+}
+
+/**
+ * Puts an entry (whose contextId is set) into its context: as the context's only task if it
+ * is the first, otherwise into the context's group, creating the group (and moving the
+ * context's single task into it) when this is the second task.
+ */
+function joinContext(entry: Entry): void {
+  const { byContext } = entry.owned;
+  const slot = byContext.get(entry.contextId);
+  if (slot === undefined) {
+    entry.context = undefined;
+    byContext.set(entry.contextId, entry);
+    return;
+  }
+  let group: IndexGroup;
+  if (slot instanceof Entry) {
+    group = { all: new SortedIndex(), byState: new Map() };
+    addToGroup(group, slot);
+    slot.context = group;
+    byContext.set(entry.contextId, group);
+  } else {
+    group = slot;
+  }
+  entry.context = group;
+  addToGroup(group, entry);
+}
+
+/** Takes an entry out of its context; drops the context's slot if it was its last task. */
+function leaveContext(entry: Entry): void {
+  const { context } = entry;
+  if (context === undefined) {
+    entry.owned.byContext.delete(entry.contextId);
+    return;
+  }
+  context.all.remove(entry);
+  stateIndex(context, entry.state).remove(entry);
+  if (context.all.size === 0) entry.owned.byContext.delete(entry.contextId);
+  entry.context = undefined;
+}
+
+/**
+ * The group's index for a state, created if it is the first task in that state.
+ *
+ * @example
+ * ```ts
+ * stateIndexFor(entry.owned, 'working').insert(entry);
+ * ```
+ */
+export function stateIndexFor(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
+  let index = group.byState.get(state);
+  if (index === undefined) {
+    index = new SortedIndex();
+    group.byState.set(state, index);
+  }
+  return index;
+}
+
+/**
+ * The group's index for the state of a task it holds.
+ *
+ * @throws Error if it is missing: the indexes are corrupt.
+ * @example
+ * ```ts
+ * stateIndex(entry.owned, entry.state).remove(entry);
+ * ```
+ */
+export function stateIndex(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
+  const index = group.byState.get(state);
+  if (index === undefined) throw new Error('MemoryTaskStore: index missing for a stored task');
+  return index;
+}
+
+/**
+ * Into the indexes of its filters: every task, by state, and its context's (see {@link joinContext}).
+ *
+ * @example
+ * ```ts
+ * addToIndexes(new Entry(owner, task, statusMs, nowMs, owned));
+ * ```
+ */
+export function addToIndexes(entry: Entry): void {
+  addToGroup(entry.owned, entry);
+  joinContext(entry);
+}
+
+/**
+ * Out of its indexes; drops its context's slot if that was its last task. The owner's stay.
+ *
+ * @example
+ * ```ts
+ * removeFromIndexes(entry);
+ * ```
+ */
+export function removeFromIndexes(entry: Entry): void {
+  const { owned } = entry;
+  owned.all.remove(entry);
+  stateIndex(owned, entry.state).remove(entry);
+  leaveContext(entry);
+}
+
+/**
+ * Moves a stored entry to the index positions of its task's new context, state and status
+ * timestamp, doing only the index work the change needs: none when neither changed (a new
+ * artifact, the common update), a reposition for a new timestamp, a move between the per-state
+ * indexes for a new state.
+ *
+ * @example
+ * ```ts
+ * entry.task = task;
+ * reindex(entry, task.contextId, task.status.state, statusMs);
+ * ```
+ */
+export function reindex(entry: Entry, contextId: string, state: TaskState, statusMs: number): void {
+  if (contextId !== entry.contextId) {
+    // Not expected (the task service keeps a task's context): the general, slower path.
+    removeFromIndexes(entry);
+    entry.contextId = contextId;
+    entry.state = state;
+    entry.statusMs = statusMs;
+    addToIndexes(entry);
+    return;
+  }
+  const timeChanged = statusMs !== entry.statusMs;
+  const stateChanged = state !== entry.state;
+  // The common update, a new artifact chunk: the sort key and the filters are unchanged.
+  if (!timeChanged && !stateChanged) return;
+  const { owned, context } = entry;
+  if (timeChanged) {
+    owned.all.remove(entry);
+    context?.all.remove(entry);
+  }
+  // Removed with the old key, re-inserted with the new one.
+  stateIndex(owned, entry.state).remove(entry);
+  if (context !== undefined) stateIndex(context, entry.state).remove(entry);
+  entry.statusMs = statusMs;
+  entry.state = state;
+  if (timeChanged) {
+    owned.all.insert(entry);
+    context?.all.insert(entry);
+  }
+  stateIndexFor(owned, state).insert(entry);
+  if (context !== undefined) stateIndexFor(context, state).insert(entry);
+}

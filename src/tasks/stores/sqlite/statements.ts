@@ -1,0 +1,187 @@
+/**
+ * The SQLite store's SQL, prepared once per store: the upsert and its batch transaction, the
+ * primary-key read, one page and one count statement per ListTasks filter shape (each on its
+ * named index), and the retention deletes.
+ *
+ * @example
+ * ```ts
+ * const sql = prepareStatements(db);
+ * sql.selectOne.get(taskId, owner, expiredBefore);
+ * ```
+ */
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { FilterShape } from '../durable.js';
+import type { ListFilters, TaskRowsRead } from '../durable-list.js';
+import type { TaskSortKey } from '../page-token.js';
+
+interface PageRow {
+  id: string;
+  status_ts: number;
+  body: string;
+}
+
+interface ListStatements {
+  page: Statement<[Record<string, string | number>], PageRow>;
+  count: Statement<[Record<string, string | number>], { total: number; oldest: number | null }>;
+}
+
+/** A task's row as the upsert takes it (named parameters). */
+type UpsertParams = Record<string, string | number>;
+
+/**
+ * The store's prepared statements.
+ *
+ * @example
+ * ```ts
+ * const changes = sql.writeBatch([params]); // [1]: written; [0]: another owner's live task
+ * ```
+ */
+export interface SqliteStatements {
+  readonly upsert: Statement<[UpsertParams]>;
+  /** The upserts of one group commit, in one transaction; the changes of each. */
+  readonly writeBatch: (params: UpsertParams[]) => number[];
+  readonly selectOne: Statement<[string, string, number], string>;
+  readonly lists: Record<FilterShape, ListStatements>;
+  readonly deleteExpired: Statement<[number, number]>;
+  readonly deleteOldestFinished: Statement<[number]>;
+  readonly readCount: Statement<[], number>;
+}
+
+/**
+ * Prepares every statement of the store (after the migrations: they name its tables and indexes).
+ *
+ * @example
+ * ```ts
+ * const sql = prepareStatements(db);
+ * ```
+ */
+export function prepareStatements(db: SqliteDatabase): SqliteStatements {
+  const upsert = db.prepare<[UpsertParams]>(UPSERT_SQL);
+  return {
+    upsert,
+    writeBatch: db.transaction((rows: UpsertParams[]) => rows.map((row) => upsert.run(row).changes)),
+    selectOne: db
+      .prepare<[string, string, number], string>('SELECT body FROM tasks WHERE id = ? AND owner = ? AND updated_at > ?')
+      .pluck(),
+    lists: {
+      owner: prepareList(db, 'owner'),
+      context: prepareList(db, 'context'),
+      state: prepareList(db, 'state'),
+      contextState: prepareList(db, 'contextState'),
+    },
+    deleteExpired: db.prepare(
+      `DELETE FROM tasks WHERE rowid IN
+         (SELECT rowid FROM tasks INDEXED BY tasks_expiry WHERE updated_at <= ? ORDER BY updated_at LIMIT ?)`,
+    ),
+    deleteOldestFinished: db.prepare(
+      `DELETE FROM tasks WHERE rowid IN
+         (SELECT rowid FROM tasks INDEXED BY tasks_eviction WHERE terminal = 1 ORDER BY updated_at LIMIT ?)`,
+    ),
+    readCount: db.prepare<[], number>('SELECT tasks FROM task_count').pluck(),
+  };
+}
+
+/**
+ * failRunning's page: unexpired running tasks after a rowid, 500 at a time (settling an expired
+ * one would revive it).
+ *
+ * @example
+ * ```ts
+ * const rows = db.prepare(RUNNING_SQL).all(expiredBefore, afterRowid);
+ * ```
+ */
+export const RUNNING_SQL = `SELECT rowid, owner, body FROM tasks
+       WHERE state IN ('submitted', 'working') AND updated_at > ? AND rowid > ? ORDER BY rowid LIMIT 500`;
+
+/**
+ * Reads one ListTasks page, and its count when asked, in one transaction (so they agree).
+ *
+ * @example
+ * ```ts
+ * const { rows, count } = readTaskRows(db, sql, 'owner', filters, listBound(undefined), 51, true);
+ * ```
+ */
+export function readTaskRows(
+  db: SqliteDatabase,
+  sql: SqliteStatements,
+  shape: FilterShape,
+  filters: ListFilters,
+  bound: TaskSortKey,
+  limit: number,
+  withCount: boolean,
+): TaskRowsRead {
+  const params: Record<string, string | number> = {
+    owner: filters.owner,
+    floor: filters.floorMs,
+    expiredBefore: filters.expiredBefore,
+  };
+  if (filters.contextId !== undefined) params.contextId = filters.contextId;
+  if (filters.state !== undefined) params.state = filters.state;
+  const pageParams = { ...params, boundMs: bound.statusMs, boundId: bound.id, limit };
+  const statements = sql.lists[shape];
+  const pageOf = (rows: PageRow[]): TaskRowsRead['rows'] =>
+    rows.map((row) => ({ id: row.id, statusMs: row.status_ts, body: row.body }));
+  if (!withCount) return { rows: pageOf(statements.page.all(pageParams)) };
+  return db.transaction(() => {
+    const rows = pageOf(statements.page.all(pageParams));
+    const counted = statements.count.get(params);
+    return { rows, count: { total: counted?.total ?? 0, oldest: counted?.oldest ?? null } };
+  })();
+}
+
+/**
+ * An upsert that replaces a row only if it is the same owner's, or has expired (an expired task
+ * is gone, so its id is free, as in the memory store). Zero changes means another owner's task.
+ */
+const UPSERT_SQL = `
+INSERT INTO tasks (id, owner, context_id, state, terminal, status_ts, updated_at, body)
+VALUES (@id, @owner, @contextId, @state, @terminal, @statusTs, @updatedAt, @body)
+ON CONFLICT (id) DO UPDATE SET
+  owner = excluded.owner,
+  context_id = excluded.context_id,
+  state = excluded.state,
+  terminal = excluded.terminal,
+  status_ts = excluded.status_ts,
+  updated_at = excluded.updated_at,
+  body = excluded.body
+WHERE tasks.owner = excluded.owner OR tasks.updated_at <= @expiredBefore`;
+
+/**
+ * The index for each filter combination, named with INDEXED BY so that the planner (which has
+ * no statistics) can never pick the wrong one. Context and state together use the context
+ * index: a context holds one conversation's tasks, and the index carries `state`.
+ */
+const INDEX_FOR: Record<FilterShape, string> = {
+  owner: 'tasks_owner_list',
+  context: 'tasks_owner_context_list',
+  state: 'tasks_owner_state_list',
+  contextState: 'tasks_owner_context_list',
+};
+
+/**
+ * The page and count statements of one filter combination. The page is a keyset query below
+ * the bound (status_ts, id), written as a range on status_ts plus a tie filter, which SQLite
+ * turns into one index range: `status_ts <= boundMs` bounds the seek.
+ */
+function prepareList(db: SqliteDatabase, shape: FilterShape): ListStatements {
+  const where = [
+    'owner = @owner',
+    ...(shape === 'context' || shape === 'contextState' ? ['context_id = @contextId'] : []),
+    ...(shape === 'state' || shape === 'contextState' ? ['state = @state'] : []),
+    'status_ts >= @floor',
+    'updated_at > @expiredBefore',
+  ].join(' AND ');
+  const from = `FROM tasks INDEXED BY ${INDEX_FOR[shape]} WHERE ${where}`;
+  return {
+    page: db.prepare(
+      `SELECT id, status_ts, body ${from}
+         AND status_ts <= @boundMs AND (status_ts < @boundMs OR id < @boundId)
+       ORDER BY status_ts DESC, id DESC LIMIT @limit`,
+    ),
+    // O(matching rows), but only index entries: the index carries every column it filters on.
+    // With the oldest `updated_at`: a reused count is good only until that task expires.
+    count: db.prepare<[Record<string, string | number>], { total: number; oldest: number | null }>(
+      `SELECT count(*) AS total, min(updated_at) AS oldest ${from}`,
+    ),
+  };
+}
