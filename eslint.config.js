@@ -1,6 +1,44 @@
 // Typed lint rules: floating promises and unsafe `any` matter in a server.
+// The layer rule (import-x/no-restricted-paths, generated from LAYERS) and import-x/no-cycle keep
+// the arrows of docs/ARCHITECTURE.md one way: a folder imports only the folders listed for it.
 import js from '@eslint/js';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import tseslint from 'typescript-eslint';
+
+/**
+ * What each folder of src/ may import besides itself (type-only imports count too). Read it
+ * top-down: `cli → server | mcp → client → config → approvals → tasks → agents | trust | audit →
+ * net | state | identity → protocol | content → errors`. `src/index.ts` (the public API) may
+ * import anything.
+ */
+const BASE = ['errors'];
+const LEAVES = [...BASE, 'protocol', 'content', 'identity', 'state', 'net'];
+const SERVICES = [...LEAVES, 'agents', 'trust', 'audit'];
+const LAYERS = {
+  errors: [],
+  protocol: BASE,
+  content: BASE,
+  net: BASE,
+  identity: BASE,
+  state: BASE,
+  agents: [...LEAVES],
+  trust: [...LEAVES],
+  audit: [...LEAVES],
+  tasks: SERVICES,
+  approvals: [...SERVICES, 'tasks'],
+  config: [...SERVICES, 'tasks', 'approvals'],
+  client: [...SERVICES, 'tasks', 'approvals', 'config'],
+  server: [...SERVICES, 'tasks', 'approvals', 'config', 'client'],
+  mcp: [...SERVICES, 'tasks', 'approvals', 'config', 'client', 'server'],
+  cli: [...SERVICES, 'tasks', 'approvals', 'config', 'client', 'server', 'mcp'],
+};
+const FOLDERS = Object.keys(LAYERS);
+const layerZones = FOLDERS.map((folder) => ({
+  target: `./src/${folder}`,
+  from: FOLDERS.filter((other) => other !== folder && !LAYERS[folder].includes(other)).map((other) => `./src/${other}`),
+  message: `src/${folder} may import only ${LAYERS[folder].length === 0 ? 'nothing outside itself' : LAYERS[folder].join(', ')} (see docs/ARCHITECTURE.md, "Arrows")`,
+})).filter((zone) => zone.from.length > 0);
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'scripts/*.mjs', 'eslint.config.js'] },
@@ -16,6 +54,15 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })] },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {
