@@ -129,6 +129,12 @@ interface UpstreamTaskRef {
   contextId: string;
 }
 
+/**
+ * One relayed turn, as a state machine. It is about 400 lines on purpose: every handler below
+ * (stream events, polled snapshots, status, messages, the outcome, the person's question) reads
+ * and updates the same few facts of this turn (the upstream task, what was seen and emitted, the
+ * reply filter across chunks); split into files they would pass that state back and forth.
+ */
 class TurnRelay {
   readonly #turn: AgentTurn;
   readonly #context: RelayContext;
