@@ -10,6 +10,8 @@
  * - `outbound` (bench/outbound.ts): guarded client vs SDK client vs bare undici; card
  *   signature verification vs the SDK's;
  * - `memory`   (bench/memory.ts): 100k tasks through a 10k-capped store; 1 000 held streams.
+ * - `fold`     (bench/fold.ts): 100k streamed chunks folded into one task, SSE read + fold, and
+ *   framing an 8 KiB text (in process, no servers).
  *
  * Each section writes bench/results/<section>-<time>.json; this script reads them and writes
  * bench/results/summary-<time>.json with every headline figure and the ratios printed.
@@ -29,7 +31,7 @@ import { REPO_ROOT } from './lib/children.js';
 import { formatNumber, machine, printMachine, writeResult, type Headline } from './lib/common.js';
 import { formatInt, formatRatio, renderTable } from './lib/report.js';
 
-const SECTIONS = ['inbound', 'stream', 'list', 'outbound', 'memory'] as const;
+const SECTIONS = ['inbound', 'stream', 'list', 'outbound', 'memory', 'fold'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface SectionRun {

@@ -82,6 +82,8 @@ function airlockConfig(): string {
     '  requestsPerMinute: 100000000',
     '  maxConcurrentTasks: 100000',
     '  maxConcurrentTasksPerPrincipal: 100000',
+    '  maxStreams: 100000',
+    '  maxStreamsPerPrincipal: 100000',
     'agents:',
     '  - slug: writer',
     '    name: Writer',

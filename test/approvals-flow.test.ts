@@ -387,7 +387,8 @@ auth:
     assert.equal((await decide(action.action_id, 'approve', delegated, local.url)).status, 401);
     assert.equal((await decide(action.action_id, 'approve', await mint({ sub: 'dave' }), local.url)).status, 403);
     assert.equal((await decide(action.action_id, 'approve', ALICE_TOKEN, local.url)).status, 403);
-    const carol = await mint({ sub: 'carol' });
+    // A person's own JWT carries the person marker (approvals.persons, default scope airlock:person).
+    const carol = await mint({ sub: 'carol', scope: 'airlock:person' });
     const approved = await decide(action.action_id, 'approve', carol, local.url);
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
     const sent = await rpc(
@@ -398,7 +399,8 @@ auth:
     );
     assert.equal(sent.body.result.task.status.state, 'TASK_STATE_COMPLETED');
     const decided = sink.ofType('a2a.approval.decided').find((row) => row.actionId === action.action_id);
-    assert.equal(decided?.user, 'jwt:carol');
+    // JWT people are namespaced by their issuer.
+    assert.equal(decided?.user, `jwt:${ISSUER}#carol`);
   });
 });
 

@@ -8,12 +8,15 @@
  *   own express handler, with its v0.3 compat translation, verifies with Airlock from the
  *   bytes it served.
  * - Both sides compute the same payload, so they agree on what tampering is.
+ * - An SDK `AgentCard` instance signed by the SDK (≤ 1.3) leaves `securitySchemes` out of the
+ *   payload (a2a-js#663): Airlock recognises such a signature and says so.
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it, mock } from 'node:test';
 import {
+  AgentCard as SdkAgentCardMessage,
   canonicalizeAgentCard,
   generateAgentCardSignature,
   verifyAgentCardSignature,
@@ -32,6 +35,8 @@ import {
   importSigningKey,
   signCard,
   verifyCardSignatures,
+  SDK_INSTANCE_OMITTED,
+  withoutSdkInstanceOmissions,
   type GeneratedAlgorithm,
   type GeneratedSigningKey,
   type OperatorKeySet,
@@ -271,6 +276,103 @@ describe('card signatures: a card built and served by the a2a-js SDK', () => {
         error instanceof CardSignatureError &&
         error.code === 'signature_unverified' &&
         error.failures[0]?.code === 'kid_unknown',
+    );
+  });
+});
+
+describe('card signatures: an AgentCard instance signed by @a2a-js/sdk ≤ 1.3 (a2a-js#663)', () => {
+  let generated: GeneratedSigningKey;
+  /** Airlock's v1.0 card with v1.0 security schemes, and a requirement with scopes. */
+  const json = (): Json => ({
+    ...served('1.0'),
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: ['cards:read'] } } }],
+  });
+  /** What an SDK agent does: sign its in-memory `AgentCard`, serve its JSON form. */
+  async function signedLikeTheSdk(card: Json): Promise<Json> {
+    const instance = SdkAgentCardMessage.fromJSON(card);
+    const signed = await generateAgentCardSignature(generated.privateJwk, {
+      alg: 'ES256',
+      kid: generated.kid,
+      typ: 'JOSE',
+    })(instance);
+    return JSON.parse(JSON.stringify(SdkAgentCardMessage.toJSON(signed))) as Json;
+  }
+  before(async () => {
+    generated = await generateSigningKey('ES256');
+  });
+
+  it('reproduces the defect: the SDK signs the instance without securitySchemes, and only without them', () => {
+    const card = json();
+    const instance = SdkAgentCardMessage.fromJSON(card);
+    assert.ok(Object.keys(card.securitySchemes as Json).length > 0);
+    assert.notEqual(canonicalizeAgentCard(instance), canonicalizeAgentCard(asSdkCard(card)));
+    assert.equal(canonicalizeAgentCard(instance), cardSigningPayload(withoutSdkInstanceOmissions(card)));
+    assert.deepEqual(SDK_INSTANCE_OMITTED, ['securitySchemes']);
+    // Everything else survives the instance form, security requirements (and their scopes) included.
+    const fromInstance = JSON.parse(canonicalizeAgentCard(instance)) as Json;
+    const fromJson = JSON.parse(cardSigningPayload(card)) as Json;
+    delete fromJson.securitySchemes;
+    assert.deepEqual(fromInstance, fromJson);
+    assert.deepEqual(fromInstance.securityRequirements, [{ schemes: { apiKey: { list: ['cards:read'] } } }]);
+  });
+
+  it('under full coverage it is refused, saying exactly which members the signature omits and why', async () => {
+    const signed = await signedLikeTheSdk(json());
+    // The SDK's own verifier, given the card as served, refuses it too.
+    await assert.rejects(sdkVerifierFor([generated])(asSdkCard(signed)), /No valid signatures/);
+    await assert.rejects(
+      verifyCardSignatures(JSON.stringify(signed), keySetOf(generated), { requireSigned: true }),
+      (error: unknown) => {
+        assert.ok(error instanceof CardSignatureError);
+        assert.equal(error.code, 'signature_incomplete');
+        assert.deepEqual(error.omits, ['securitySchemes']);
+        assert.match(
+          error.message,
+          /covers the card without securitySchemes \(a known @a2a-js\/sdk ≤ 1\.3 defect, a2a-js#663: it signed an AgentCard instance/,
+        );
+        return true;
+      },
+    );
+  });
+
+  it('under interfaces coverage it is accepted, with omits naming securitySchemes; the interfaces stay covered', async () => {
+    const signed = await signedLikeTheSdk(json());
+    const verdict = await verifyCardSignatures(JSON.stringify(signed), keySetOf(generated), {
+      requireSigned: true,
+      coverage: 'interfaces',
+    });
+    assert.equal(verdict.status, 'verified');
+    assert.deepEqual(verdict.status === 'verified' && [verdict.kid, verdict.omits], [
+      generated.kid,
+      ['securitySchemes'],
+    ]);
+    // What the signature does cover is still checked: a moved endpoint does not verify either way.
+    const moved = JSON.parse(JSON.stringify(signed)) as { supportedInterfaces: { url: string }[] };
+    moved.supportedInterfaces[0]!.url = 'https://evil.example/a2a/travel';
+    await assert.rejects(
+      verifyCardSignatures(JSON.stringify(moved), keySetOf(generated), { requireSigned: true, coverage: 'interfaces' }),
+      (error: unknown) => error instanceof CardSignatureError && error.code === 'signature_unverified',
+    );
+  });
+
+  it('a signature over the whole card has no omits; a signature over other content is still a plain mismatch', async () => {
+    const whole = await generateAgentCardSignature(generated.privateJwk, {
+      alg: 'ES256',
+      kid: generated.kid,
+      typ: 'JOSE',
+    })(asSdkCard(json()));
+    const verdict = await verifyCardSignatures(JSON.stringify(whole), keySetOf(generated), { requireSigned: true });
+    assert.equal(verdict.status === 'verified' && verdict.omits, undefined);
+    const other = await signedLikeTheSdk({ ...json(), description: 'Something else.' });
+    await assert.rejects(
+      verifyCardSignatures(JSON.stringify({ ...json(), signatures: other.signatures }), keySetOf(generated), {
+        requireSigned: true,
+        coverage: 'interfaces',
+      }),
+      (error: unknown) =>
+        error instanceof CardSignatureError &&
+        error.code === 'signature_unverified' &&
+        error.failures[0]?.code === 'signature_mismatch',
     );
   });
 });

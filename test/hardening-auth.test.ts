@@ -294,7 +294,10 @@ describe('failed-authentication lockout', () => {
       // Nine failures: still admitted (the lockout is at ten, not before).
       const ninth = await rpc(echo, 'message/send', { message: v03Message('still fine') });
       assert.equal(ninth.status, 200);
-      const tenth = await rpc(echo, 'message/send', { message: v03Message('x') }, { token: null });
+      // A request with no credential at all is refused but not counted (issue 16): it guesses nothing.
+      const bare = await rpc(echo, 'message/send', { message: v03Message('x') }, { token: null });
+      assert.equal(bare.status, 401);
+      const tenth = await rpc(echo, 'message/send', { message: v03Message('x') }, { token: `${WRONG_TOKEN}9` });
       assert.equal(tenth.status, 401);
 
       const locked = await rpc(echo, 'message/send', { message: v03Message('valid but locked') });
@@ -316,7 +319,7 @@ describe('failed-authentication lockout', () => {
           ['auth_failure_limit', 'echo', '127.0.0.1'],
         ],
       );
-      assert.equal(sink.ofType('a2a.server.auth_failed').length, 10);
+      assert.equal(sink.ofType('a2a.server.auth_failed').length, 11, 'the bare request is audited all the same');
     } finally {
       await gw.close();
     }

@@ -357,10 +357,16 @@ describe('request body and headers', () => {
     }
   });
 
-  it('headersTimeoutMs: a client that never finishes its headers is cut off', async () => {
-    const { socket, closed } = rawConnection(gw.url);
+  it('headersTimeoutMs: a client that never finishes its headers gets 408 and is cut off, not before the limit', async () => {
+    const { socket, received, closed } = rawConnection(gw.url);
+    const started = Date.now();
     socket.write('POST /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     await within(closed, 800, 'the server cutting off a client 600 ms past headersTimeoutMs (200 ms)');
+    const elapsed = Date.now() - started;
+    // The headers timer's answer, not some other close (a reset, a crash, the body timer).
+    assert.match(received(), /^HTTP\/1\.1 408 /);
+    assert.ok(elapsed >= 150, `cut off after ${elapsed} ms, before headersTimeoutMs (200 ms)`);
+    assert.equal(sink.ofType('a2a.task.submitted').length, 0);
   });
 });
 
@@ -370,9 +376,11 @@ describe('JSON nesting depth', () => {
     const gw = await startGateway(DEFAULT_YAML, { auditSink: sink });
     try {
       const nest = (depth: number): unknown => (depth === 0 ? 'leaf' : { n: nest(depth - 1) });
-      // Within the default limit (32): accepted.
+      // Within the default limit (32): accepted. (In the request's metadata, which is not stored:
+      // message metadata has its own, smaller depth cap, limits.maxMetadataDepth.)
       const shallow = await rpc(`${gw.url}/a2a/echo`, 'message/send', {
-        message: v03Message('shallow', { metadata: nest(20) }),
+        message: v03Message('shallow'),
+        metadata: nest(20),
       });
       assert.equal(shallow.body.result?.status.state, 'completed', JSON.stringify(shallow.body));
       const deep = await rpc(`${gw.url}/a2a/echo`, 'message/send', {

@@ -40,7 +40,8 @@ export type ProposalRefusal =
   | 'no_decider'
   | 'invalid_proposal'
   | 'approvals_off'
-  | 'store_full';
+  | 'store_full'
+  | 'principal_quota';
 
 /** Our ids: 32 random bytes, base64url. */
 const ACTION_ID = /^[A-Za-z0-9_-]{43}$/;

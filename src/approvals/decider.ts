@@ -125,3 +125,18 @@ export function mayDecide(decider: Decider, actor: DecisionActor): boolean {
     actor.userId === decider.userId
   );
 }
+
+/**
+ * A JWT person's user id: `jwt:<issuer>#<sub>`. A subject is a person only within its issuer,
+ * so the issuer is part of the id (its `%` and `#` percent-encoded, so the first `#` ends it).
+ * The gate names a delegating user so, and the approvals routes a person signed in with their
+ * own JWT.
+ *
+ * @example
+ * ```ts
+ * jwtPersonId('https://idp.example', 'carol'); // 'jwt:https://idp.example#carol'
+ * ```
+ */
+export function jwtPersonId(issuer: string, subject: string): string {
+  return `jwt:${issuer.replace(/%/g, '%25').replace(/#/g, '%23')}#${subject}`;
+}

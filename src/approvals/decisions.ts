@@ -10,6 +10,7 @@
  */
 import { auditNow } from './audit-trail.js';
 import { levelView, type ApprovalView } from './desk.js';
+import { argsView } from './display.js';
 import type { GateState } from './gate-state.js';
 import { ApprovalError, approvalStatus, type ApprovalDecision, type PendingAction } from './store.js';
 
@@ -31,6 +32,7 @@ export function actionView(state: GateState, action: PendingAction, now: number)
     client: origin?.client ?? '',
     tool: action.tool,
     args: action.args,
+    ...argsView(action.args),
     level: action.level,
     ...levelView(action.level),
     status: approvalStatus(action, now),

@@ -30,6 +30,15 @@ export interface ApprovalView {
   readonly tool: string;
   /** Redacted: secrets, tokens and email addresses never reach this view. */
   readonly args: JsonValue;
+  /**
+   * `args` as JSON text (indented) with every invisible or bidi control character written as a
+   * `\uXXXX` escape: what a screen shows. `JSON.parse(argsDisplay)` is `args` exactly (see display.ts).
+   */
+  readonly argsDisplay: string;
+  /** Whether `args` hold such characters (then `warnings` says which). */
+  readonly hiddenCharacters: boolean;
+  /** Lines a person should read before deciding; empty when nothing is odd. */
+  readonly warnings: readonly string[];
   readonly level: AutonomyLevel;
   readonly levelName: string;
   readonly levelMeaning: string;

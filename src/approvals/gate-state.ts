@@ -10,7 +10,7 @@
  */
 import type { CallContext } from '../tasks/call-context.js';
 import type { ApprovalAuditTrail } from './audit-trail.js';
-import { deciderFor, type ClientOwners, type Decider } from './decider.js';
+import { deciderFor, jwtPersonId, type ClientOwners, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { OriginBook } from './origins.js';
 import type { MemoryQuestionStore } from './questions.js';
@@ -31,6 +31,8 @@ export interface GateState {
   readonly serviceMaxLevel: 'L1' | 'L2';
   readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
   readonly clientOwners: ClientOwners;
+  /** `auth.jwt.issuer` ('' without JWT auth): the namespace of delegating users' ids. */
+  readonly jwtIssuer: string;
   readonly secrets: readonly string[];
   readonly baseUrl: () => string;
   readonly now: () => number;
@@ -43,14 +45,15 @@ export interface GateState {
 /**
  * Who decides for a call: nobody for a service principal, otherwise the person its principal
  * maps to. Configured people and JWT subjects are separate namespaces (see personUserId), so a
- * delegating user's id is prefixed `jwt:`.
+ * delegating user's id is `jwt:<issuer>#<sub>` (jwtPersonId: a subject names a person only
+ * within its issuer).
  *
  * @example
  * ```ts
  * deciderOfCall(ctx, new Map([['bot', 'person:alice']])); // { kind: 'user', userId: 'person:alice', … }
  * ```
  */
-export function deciderOfCall(ctx: CallContext, clientOwners: ClientOwners): Decider {
+export function deciderOfCall(ctx: CallContext, clientOwners: ClientOwners, jwtIssuer = ''): Decider {
   const caller = ctx.caller;
   if (caller === undefined) return { kind: 'none', reason: 'service_principal' };
   const decider = deciderFor(
@@ -58,7 +61,7 @@ export function deciderOfCall(ctx: CallContext, clientOwners: ClientOwners): Dec
     clientOwners,
   );
   if (decider.kind === 'user' && decider.via === 'delegating_user') {
-    return { ...decider, userId: `jwt:${decider.userId}` };
+    return { ...decider, userId: jwtPersonId(jwtIssuer, decider.userId) };
   }
   return decider;
 }

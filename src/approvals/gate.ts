@@ -33,6 +33,7 @@ import type { AutonomyLevel } from './ladder.js';
 import { OriginBook } from './origins.js';
 import { parkedOn } from './parked.js';
 import { PersonActivity } from './person-activity.js';
+import { DEFAULT_MAX_PENDING_PER_PRINCIPAL } from './principal-quota.js';
 import { proposeAction, resumeAction } from './proposals.js';
 import { answerQuestion, askPerson, questionsFor, resumeQuestion } from './question-flow.js';
 import { MemoryQuestionStore } from './questions.js';
@@ -56,11 +57,15 @@ export interface ApprovalServiceOptions {
     readonly ttlMs: number;
     readonly serviceMaxLevel: 'L1' | 'L2';
     readonly maxPending: number;
+    /** `approvals.maxPendingPerPrincipal`; absent: the default, 100. */
+    readonly maxPendingPerPrincipal?: number;
   };
   /** The highest level each agent may act at (`agents[].actions.maxLevel`); default L2. */
   readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
   /** Client id → the owning person's user id (`person:<id>`). */
   readonly clientOwners: ClientOwners;
+  /** `auth.jwt.issuer`, when JWTs are verified: delegating users are `jwt:<issuer>#<sub>`. */
+  readonly jwtIssuer?: string;
   /** Values redacted from proposed arguments (the configured scrub secrets). */
   readonly secrets: readonly string[];
   readonly audit?: ApprovalAuditWriter;
@@ -89,17 +94,19 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
   constructor(options: ApprovalServiceOptions) {
     const now = options.now ?? Date.now;
     const maxPending = options.settings?.maxPending ?? 10_000;
+    const maxPendingPerPrincipal = options.settings?.maxPendingPerPrincipal ?? DEFAULT_MAX_PENDING_PER_PRINCIPAL;
     this.#state = {
       enabled: options.settings !== undefined,
       ttlMs: options.settings?.ttlMs ?? NO_APPROVALS_TTL_MS,
       serviceMaxLevel: options.settings?.serviceMaxLevel ?? 'L2',
       agentMaxLevels: options.agentMaxLevels,
       clientOwners: options.clientOwners,
+      jwtIssuer: options.jwtIssuer ?? '',
       secrets: options.secrets,
       baseUrl: options.baseUrl,
       now,
-      actions: new MemoryApprovalStore({ maxActions: maxPending }),
-      questions: new MemoryQuestionStore({ maxQuestions: maxPending }),
+      actions: new MemoryApprovalStore({ maxActions: maxPending, maxPendingPerPrincipal }),
+      questions: new MemoryQuestionStore({ maxQuestions: maxPending, maxPendingPerPrincipal }),
       origins: new OriginBook(maxPending),
       trail: new ApprovalAuditTrail(options.audit, now),
     };
@@ -138,7 +145,7 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
   /** Told of every task's lifecycle: remembers the tasks of principals a person answers for. */
   observeTask(event: TaskLifecycleEvent): void {
     if (!this.#state.enabled) return;
-    const decider = deciderOfCall(event.ctx, this.#state.clientOwners);
+    const decider = deciderOfCall(event.ctx, this.#state.clientOwners, this.#state.jwtIssuer);
     if (decider.kind !== 'user') return;
     this.#activity.observeTask(decider.userId, event, clientOf(event.ctx), this.#state.now());
   }

@@ -24,4 +24,15 @@ describe('actionDataPart', () => {
     });
     assert.deepEqual(JSON.parse(JSON.stringify(part)), part);
   });
+
+  it('flags hidden characters and adds the escaped, lossless display of the arguments', () => {
+    const args = { account: '\u2066\u202E9876543210\u202C\u2069' };
+    const part = actionDataPart(
+      { actionId: 'abc', tool: 'transfer', args, level: 'L4', expiresAt: 0 },
+      'https://gw.example/approvals/abc',
+    );
+    assert.equal(part.hidden_characters, true);
+    assert.equal(part.args_display, '{"account":"\\u2066\\u202E9876543210\\u202C\\u2069"}');
+    assert.deepEqual(JSON.parse(part.args_display ?? ''), args);
+  });
 });

@@ -8,13 +8,17 @@
  * status.message.parts.push({ kind: 'data', data });
  * ```
  */
+import { displayArgs } from './display.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
 import type { PendingAction } from './store.js';
 
 /**
  * The `data` of the input-required status part: `{action_id, tool, args, level, expires_at, approve_url}`.
- * `args` are the redacted ones; `expires_at` is ISO 8601 UTC.
+ * `args` are the redacted ones; `expires_at` is ISO 8601 UTC. When the arguments hold invisible or
+ * bidi control characters, `hidden_characters: true` and `args_display` (the arguments as one
+ * line of JSON with each such character written `\uXXXX`; `JSON.parse(args_display)` is `args`)
+ * are added, so a caller's screen can show what runs rather than what the characters draw.
  *
  * @example
  * ```ts
@@ -28,6 +32,10 @@ export interface ActionDataPart {
   readonly level: AutonomyLevel;
   readonly expires_at: string;
   readonly approve_url: string;
+  /** Present (true) only when `args` hold invisible or bidi control characters. */
+  readonly hidden_characters?: true;
+  /** Present only with `hidden_characters`: `args` escaped (see display.ts). */
+  readonly args_display?: string;
 }
 
 /**
@@ -44,6 +52,7 @@ export function actionDataPart(
   action: Pick<PendingAction, 'actionId' | 'tool' | 'args' | 'level' | 'expiresAt'>,
   approveUrl: string,
 ): ActionDataPart {
+  const shown = displayArgs(action.args);
   return {
     action_id: action.actionId,
     tool: action.tool,
@@ -51,5 +60,6 @@ export function actionDataPart(
     level: action.level,
     expires_at: new Date(action.expiresAt).toISOString(),
     approve_url: approveUrl,
+    ...(shown.hiddenCount > 0 && { hidden_characters: true as const, args_display: shown.text }),
   };
 }

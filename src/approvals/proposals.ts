@@ -18,7 +18,7 @@ import { levelView } from './desk.js';
 import { deciderOfCall, type GateState } from './gate-state.js';
 import { decideProposal, parseLevel, type AutonomyLevel } from './ladder.js';
 import { actionDataPart } from './part.js';
-import { redactActionArgs, type JsonValue } from './redact.js';
+import { redactActionArgs, toolNameHoldsSecret, type JsonValue } from './redact.js';
 import { resumeStep } from './resume.js';
 import { isApprovalError, newActionId, type PendingAction } from './store.js';
 
@@ -44,7 +44,12 @@ export function proposeAction(
 ): ParkOutcome {
   const { trail } = state;
   const level = parseLevel(proposal.level);
-  const tool = typeof proposal.tool === 'string' && TOOL_NAME.test(proposal.tool) ? proposal.tool : undefined;
+  const tool =
+    typeof proposal.tool === 'string' &&
+    TOOL_NAME.test(proposal.tool) &&
+    !toolNameHoldsSecret(proposal.tool, state.secrets)
+      ? proposal.tool
+      : undefined;
   if (level === undefined || tool === undefined) {
     return trail.refusal(
       ctx,
@@ -76,7 +81,7 @@ export function proposeAction(
       level,
     );
   }
-  const decider = deciderOfCall(ctx, state.clientOwners);
+  const decider = deciderOfCall(ctx, state.clientOwners, state.jwtIssuer);
   if (decider.kind !== 'user') {
     return trail.refusal(
       ctx,
@@ -99,6 +104,14 @@ export function proposeAction(
   } catch (error) {
     if (isApprovalError(error, 'store_full')) {
       return trail.refusal(ctx, task, 'store_full', 'Too many actions are waiting for approval; try again later.');
+    }
+    if (isApprovalError(error, 'principal_quota')) {
+      return trail.refusal(
+        ctx,
+        task,
+        'principal_quota',
+        'Too many of your actions are waiting for approval (approvals.maxPendingPerPrincipal); wait for a decision, then try again.',
+      );
     }
     throw error;
   }

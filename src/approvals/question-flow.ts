@@ -42,7 +42,7 @@ export function askPerson(
   task: Task,
   remote: RemoteQuestion,
 ): ParkOutcome {
-  const decider = state.enabled ? deciderOfCall(ctx, state.clientOwners) : undefined;
+  const decider = state.enabled ? deciderOfCall(ctx, state.clientOwners, state.jwtIssuer) : undefined;
   if (decider === undefined || decider.kind !== 'user') {
     return { kind: 'park', parts: [{ kind: 'text', text: remote.question }] };
   }
@@ -72,6 +72,14 @@ export function askPerson(
         task,
         'store_full',
         'Too many questions are waiting for a person; try again later.',
+      );
+    }
+    if (isApprovalError(error, 'principal_quota')) {
+      return state.trail.refusal(
+        ctx,
+        task,
+        'principal_quota',
+        'Too many of your questions are waiting for a person (approvals.maxPendingPerPrincipal); wait for an answer, then try again.',
       );
     }
     throw error;

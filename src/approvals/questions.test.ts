@@ -453,3 +453,17 @@ describe('MemoryQuestionStore', () => {
     );
   });
 });
+
+describe('MemoryQuestionStore per principal (issue 16)', () => {
+  it('refuses principal_quota over maxPendingPerPrincipal; another principal is not refused', () => {
+    const questions = new MemoryQuestionStore({ maxPendingPerPrincipal: 1 });
+    questions.create(input({ taskId: 't1', owner: 'client:a::a@guarded' }), NOW);
+    assert.throws(
+      () => questions.create(input({ taskId: 't2', owner: 'client:a::a@other' }), NOW),
+      (error: unknown) => isApprovalError(error, 'principal_quota'),
+    );
+    questions.create(input({ taskId: 't1', owner: 'client:b::b@guarded' }), NOW);
+    assert.ok(questions.withdraw('client:a::a@guarded', 't1'));
+    questions.create(input({ taskId: 't2', owner: 'client:a::a@other' }), NOW);
+  });
+});

@@ -23,6 +23,7 @@
  */
 import { mayDecide, type Decider } from './decider.js';
 import type { RemoteQuestionView } from './desk.js';
+import { PendingQuota } from './principal-quota.js';
 import { ApprovalError, newActionId, type ApprovalErrorCode } from './store.js';
 import { TaskIndex } from './task-index.js';
 
@@ -73,6 +74,7 @@ const QUESTION_ERROR_MESSAGES: Readonly<Partial<Record<ApprovalErrorCode, string
   already_consumed: 'This answer has already been used.',
   task_has_open_action: 'This task already has a pending question.',
   store_full: 'Too many pending questions; try again later.',
+  principal_quota: 'Too many of your questions are waiting for a person (approvals.maxPendingPerPrincipal).',
   invalid_action: 'The question or the answer is malformed.',
 };
 
@@ -249,6 +251,8 @@ export interface QuestionStore {
 export interface MemoryQuestionStoreOptions {
   /** The most questions kept at once (default 10 000): a remote agent cannot grow the store without bound. */
   readonly maxQuestions?: number;
+  /** The most open questions of one principal, over all agents (unset: unbounded; the gateway passes `approvals.maxPendingPerPrincipal`, default 100): see PendingQuota. */
+  readonly maxPendingPerPrincipal?: number;
   /** Makes question ids (default: `newActionId`, 32 random bytes, base64url). For tests only. */
   readonly newQuestionId?: () => string;
 }
@@ -269,11 +273,13 @@ export class MemoryQuestionStore implements QuestionStore {
   /** The latest question on each owner's task. */
   readonly #byTask = new TaskIndex();
   readonly #maxQuestions: number;
+  readonly #perPrincipal: PendingQuota;
   readonly #newQuestionId: () => string;
 
   constructor(options: MemoryQuestionStoreOptions = {}) {
     const max = options.maxQuestions;
     this.#maxQuestions = typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : 10_000;
+    this.#perPrincipal = new PendingQuota(options.maxPendingPerPrincipal);
     this.#newQuestionId = options.newQuestionId ?? newActionId;
   }
 
@@ -306,6 +312,13 @@ export class MemoryQuestionStore implements QuestionStore {
       const status = questionStatus(previous, now);
       if (status === 'pending' || status === 'answered') throw questionError('task_has_open_action');
     }
+    // The caller's own share first: one principal at its quota never makes the store full for others.
+    const open = (id: string): boolean => {
+      const held = this.#questions.get(id);
+      const status = held === undefined ? undefined : questionStatus(held, now);
+      return status === 'pending' || status === 'answered';
+    };
+    if (!this.#perPrincipal.hasRoom(input.owner, open)) throw questionError('principal_quota');
     if (this.#questions.size >= this.#maxQuestions) this.#sweepNow(now);
     if (this.#questions.size >= this.#maxQuestions) throw questionError('store_full');
 
@@ -328,9 +341,10 @@ export class MemoryQuestionStore implements QuestionStore {
       status: 'pending',
     });
     // A finished question on the task (its answer used, or expired) is replaced, not kept.
-    if (previous !== undefined) this.#questions.delete(previous.questionId);
+    if (previous !== undefined) this.#drop(previous);
     this.#questions.set(questionId, record);
     this.#byTask.set(input.owner, input.taskId, questionId);
+    this.#perPrincipal.add(input.owner, questionId);
     return record;
   }
 
@@ -417,6 +431,7 @@ export class MemoryQuestionStore implements QuestionStore {
   #drop(record: PendingQuestion): void {
     this.#questions.delete(record.questionId);
     this.#byTask.delete(record.owner, record.taskId, record.questionId);
+    this.#perPrincipal.remove(record.owner, record.questionId);
   }
 
   #latestFor(owner: string, taskId: string): PendingQuestion | undefined {

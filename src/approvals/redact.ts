@@ -260,6 +260,21 @@ function uniqueKey(target: Record<string, unknown>, key: string, secrets: readon
   }
 }
 
+/**
+ * Whether a proposed tool name holds a configured secret in any form `redactSecrets` finds (the
+ * name is shown on the approval screen, in the task's parts and in the audit row, so such a
+ * proposal is refused as invalid and its name never written anywhere).
+ *
+ * @example
+ * ```ts
+ * toolNameHoldsSecret('deploy', ['tok_0123456789']); // false
+ * toolNameHoldsSecret('TOK-0123456789', ['tok_0123456789']); // true
+ * ```
+ */
+export function toolNameHoldsSecret(tool: string, secrets: readonly string[]): boolean {
+  return Array.isArray(secrets) && secrets.length > 0 && redactSecrets(tool, secrets).redacted > 0;
+}
+
 /** Defines an own property, so a key named `__proto__` stays an ordinary key, not a prototype. */
 function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });

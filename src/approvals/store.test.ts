@@ -308,8 +308,16 @@ describe('MemoryApprovalStore', () => {
     assert.equal(store.size, 0);
   });
 
-  it('ignores a bad maxActions', () => {
-    for (const maxActions of [0, -1, 1.5, NaN]) new MemoryApprovalStore({ maxActions });
+  it('ignores a bad maxActions: the default bound (10 000) holds, neither the bad value nor none', async () => {
+    for (const maxActions of [0, -1, 1.5, NaN, Infinity]) {
+      const store = new MemoryApprovalStore({ maxActions });
+      // 0 or -1 taken as given would refuse the first action; 1.5 floored, the second.
+      for (let i = 0; i < 10_000; i++) await store.create(input({ taskId: `task-${i}` }), NOW);
+      assert.equal(store.size, 10_000, String(maxActions));
+      // And not unbounded: the 10 001st is refused.
+      await rejectsWith(store.create(input({ taskId: 'one-too-many' }), NOW), 'store_full');
+      assert.equal(store.size, 10_000, String(maxActions));
+    }
   });
 
   it('property: any interleaving of operations keeps the invariants', async () => {
@@ -347,5 +355,36 @@ describe('MemoryApprovalStore', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('MemoryApprovalStore per principal (issue 16)', () => {
+  it('refuses principal_quota over maxPendingPerPrincipal (over all agents); another principal, and a decided or withdrawn action, free room', async () => {
+    const store = new MemoryApprovalStore({ maxPendingPerPrincipal: 2 });
+    const a1 = await store.create(input({ taskId: 't1', owner: 'client:a::a@ops' }), NOW);
+    await store.create(input({ taskId: 't2', owner: 'client:a::a@other' }), NOW);
+    await assert.rejects(store.create(input({ taskId: 't3', owner: 'client:a::a@ops' }), NOW), (error: unknown) => {
+      assert.ok(isApprovalError(error, 'principal_quota'));
+      assert.match(error.message, /approvals\.maxPendingPerPrincipal/);
+      return true;
+    });
+    await store.create(input({ taskId: 't1', owner: 'client:b::b@ops' }), NOW);
+    // A denied action no longer waits for anyone: it frees its slot.
+    await store.decide(a1.actionId, { kind: 'user', userId: 'alice' }, 'deny', NOW);
+    await store.create(input({ taskId: 't3', owner: 'client:a::a@ops' }), NOW);
+    await assert.rejects(
+      store.create(input({ taskId: 't4', owner: 'client:a::a@ops' }), NOW),
+      /maxPendingPerPrincipal/,
+    );
+    assert.equal(await store.withdraw('client:a::a@ops', 't3', NOW), true);
+    await store.create(input({ taskId: 't4', owner: 'client:a::a@ops' }), NOW);
+    // Expired actions do not count either.
+    await store.create(input({ taskId: 't5', owner: 'client:a::a@ops', expiresAt: NOW + 2 * TTL }), NOW + TTL);
+  });
+
+  it('is unbounded when the option is unset (the gateway passes approvals.maxPendingPerPrincipal)', async () => {
+    const store = new MemoryApprovalStore();
+    for (let i = 0; i < 300; i++) await store.create(input({ taskId: `t${i}` }), NOW);
+    assert.equal(store.size, 300);
   });
 });

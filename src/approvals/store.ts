@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { mayDecide, type DecisionActor, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
+import { PendingQuota } from './principal-quota.js';
 import { TaskIndex } from './task-index.js';
 import { AirlockError } from '../errors/index.js';
 
@@ -35,6 +36,8 @@ import { AirlockError } from '../errors/index.js';
  * - `already_consumed` (409): the approval was used before.
  * - `task_has_open_action` (409): the task already has an undecided or unused action.
  * - `store_full` (503): at capacity even after sweeping expired actions.
+ * - `principal_quota` (503): the owner's principal has `approvals.maxPendingPerPrincipal` open
+ *   actions (pending, or approved and not yet used) already.
  * - `invalid_action` (500): the gateway handed in something it must not (no decider, bad time).
  *
  * @example
@@ -52,6 +55,7 @@ export type ApprovalErrorCode =
   | 'already_consumed'
   | 'task_has_open_action'
   | 'store_full'
+  | 'principal_quota'
   | 'invalid_action';
 
 /**
@@ -87,6 +91,7 @@ const APPROVAL_ERROR_MESSAGES: Readonly<Record<ApprovalErrorCode, string>> = {
   already_consumed: 'This approval has already been used.',
   task_has_open_action: 'This task already has a pending action.',
   store_full: 'Too many pending actions; try again later.',
+  principal_quota: 'Too many of your actions are waiting for a person (approvals.maxPendingPerPrincipal).',
   invalid_action: 'The pending action is malformed.',
 };
 
@@ -236,6 +241,8 @@ export interface ApprovalStore {
 export interface MemoryApprovalStoreOptions {
   /** The most actions kept at once (default 10 000): a backend cannot grow the store without bound. */
   readonly maxActions?: number;
+  /** The most open actions of one principal, over all agents (unset: unbounded; the gateway passes `approvals.maxPendingPerPrincipal`, default 100): see PendingQuota. */
+  readonly maxPendingPerPrincipal?: number;
   /** Makes action ids (default: 32 random bytes, base64url). For tests only. */
   readonly newActionId?: () => string;
 }
@@ -268,11 +275,13 @@ export class MemoryApprovalStore implements ApprovalStore {
   /** The latest action on each owner's task. */
   readonly #byTask = new TaskIndex();
   readonly #maxActions: number;
+  readonly #perPrincipal: PendingQuota;
   readonly #newActionId: () => string;
 
   constructor(options: MemoryApprovalStoreOptions = {}) {
     const max = options.maxActions;
     this.#maxActions = typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : 10_000;
+    this.#perPrincipal = new PendingQuota(options.maxPendingPerPrincipal);
     this.#newActionId = options.newActionId ?? newActionId;
   }
 
@@ -313,6 +322,13 @@ export class MemoryApprovalStore implements ApprovalStore {
       const status = approvalStatus(previous, now);
       if (status === 'pending' || status === 'approved') throw new ApprovalError('task_has_open_action');
     }
+    // The caller's own share first: one principal at its quota never makes the store full for others.
+    const open = (id: string): boolean => {
+      const held = this.#actions.get(id);
+      const status = held === undefined ? undefined : approvalStatus(held, now);
+      return status === 'pending' || status === 'approved';
+    };
+    if (!this.#perPrincipal.hasRoom(input.owner, open)) throw new ApprovalError('principal_quota');
     if (this.#actions.size >= this.#maxActions) this.#sweepNow(now);
     if (this.#actions.size >= this.#maxActions) throw new ApprovalError('store_full');
 
@@ -331,9 +347,13 @@ export class MemoryApprovalStore implements ApprovalStore {
       expiresAt: input.expiresAt,
       state: 'pending',
     });
-    if (previous !== undefined) this.#actions.delete(previous.actionId);
+    if (previous !== undefined) {
+      this.#actions.delete(previous.actionId);
+      this.#perPrincipal.remove(previous.owner, previous.actionId);
+    }
     this.#actions.set(actionId, action);
     this.#byTask.set(input.owner, input.taskId, actionId);
+    this.#perPrincipal.add(input.owner, actionId);
     return action;
   }
 
@@ -344,6 +364,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     if (status !== 'pending' && status !== 'approved') return false;
     this.#actions.delete(action.actionId);
     this.#byTask.delete(owner, taskId, action.actionId);
+    this.#perPrincipal.remove(owner, action.actionId);
     return true;
   }
 
@@ -415,6 +436,7 @@ export class MemoryApprovalStore implements ApprovalStore {
       if (action.state === 'consumed' || now >= action.expiresAt) {
         this.#actions.delete(action.actionId);
         this.#byTask.delete(action.owner, action.taskId, action.actionId);
+        this.#perPrincipal.remove(action.owner, action.actionId);
         dropped++;
       }
     }

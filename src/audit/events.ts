@@ -51,6 +51,9 @@ const FAILED_REASONS = [
   'action_refused',
   'action_denied',
   'action_expired',
+  /** A task parked on input or auth was not updated for `store.parkedTtlMinutes`. */
+  'parked_ttl',
+  'output_too_large',
 ] as const;
 /** Why a guarded action was refused before any person saw it. */
 const PROPOSAL_REFUSED_REASONS = [
@@ -60,6 +63,8 @@ const PROPOSAL_REFUSED_REASONS = [
   'invalid_proposal',
   'approvals_off',
   'store_full',
+  /** The principal has `approvals.maxPendingPerPrincipal` actions and questions awaiting a person. */
+  'principal_quota',
 ] as const;
 /** Why a person's decision (or answer) was not taken: the ApprovalError code. */
 const DECISION_REFUSED_REASONS = [
@@ -69,21 +74,36 @@ const DECISION_REFUSED_REASONS = [
   'expired',
   'invalid_action',
   'already_consumed',
+  // A valid JWT that is not a person's (no person marker, or a client not allowed): issue 16.
+  'not_a_person',
 ] as const;
 const CANCELED_REASONS = ['canceled_by_client', 'agent_timeout', 'task_expired', 'shutdown'] as const;
 const REJECTED_REASONS = [
   'agent_rejected',
   'task_store_full',
+  /** The principal holds `limits.maxTasksPerPrincipal` tasks and none is finished. */
+  'task_quota',
+  /** The principal has `limits.maxParkedTasksPerPrincipal` tasks parked on input or auth. */
+  'parked_quota',
   'body_too_large',
   'input_too_long',
   'too_many_parts',
+  'metadata_too_large',
+  'metadata_too_many_keys',
+  'metadata_too_deep',
   'unsupported_content',
   'invalid_params',
   'context_busy',
 ] as const;
 const AUTH_FAILED_REASONS = ['missing_credentials', 'invalid_credentials'] as const;
-const FORBIDDEN_REASONS = ['agent_not_allowed', 'address_not_allowed', 'hop_refused'] as const;
-const RATE_LIMITED_REASONS = ['client_rate_limit', 'auth_failure_limit', 'concurrency_limit'] as const;
+const FORBIDDEN_REASONS = [
+  'agent_not_allowed',
+  'address_not_allowed',
+  'hop_refused',
+  'origin_not_allowed',
+  'host_not_loopback',
+] as const;
+const RATE_LIMITED_REASONS = ['client_rate_limit', 'auth_failure_limit', 'concurrency_limit', 'stream_limit'] as const;
 /** Outbound calls: `denied` for refusals by config or transport policy, `error` for failures. */
 const CLIENT_REASONS = [
   'agent_not_configured',
@@ -296,7 +316,7 @@ interface FieldTypes<T extends AuditEventType> {
   tool: string;
   /** The action's autonomy level. */
   level: 'L1' | 'L2' | 'L3' | 'L4';
-  /** The person who decides (or decided): `person:<id>` or `jwt:<sub>`. */
+  /** The person who decides (or decided): `person:<id>` or `jwt:<issuer>#<sub>`. */
   user: string;
 }
 

@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -276,5 +286,175 @@ describe('JsonlAuditSink', () => {
       order.map((_, i) => i + 1),
     );
     assert.deepEqual(await verifyAuditFile(path), { ok: true, rows: 500, lastHash: written.at(-1)!.hash });
+  });
+});
+
+describe('JsonlAuditSink: one writer per file (the lock)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'airlock-audit-lock-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** A child process holding a sink on `path` (stale after 2 s), once it said it holds it. */
+  async function holder(path: string): Promise<{ pid: number; kill: (signal: NodeJS.Signals) => Promise<void> }> {
+    const script = `
+      const { JsonlAuditSink } = await import(process.argv[1]);
+      const sink = new JsonlAuditSink(process.argv[2], { lockStaleMs: 2000 });
+      sink.write({ type: 'a2a.server.rate_limited', time: new Date().toISOString(), outcome: 'denied', reason: 'client_rate_limit' });
+      process.on('SIGTERM', () => { sink.close(); process.exit(0); });
+      process.stdout.write('holding\\n');
+      setInterval(() => undefined, 1000);
+    `;
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        script,
+        fileURLToPath(new URL('./jsonl.ts', import.meta.url)),
+        path,
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await new Promise<void>((ready, fail) => {
+      const timer = setTimeout(() => fail(new Error(`the child did not take the lock: ${stderr}`)), 20_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('holding')) {
+          clearTimeout(timer);
+          ready();
+        }
+      });
+      child.once('exit', () => fail(new Error(`the child exited: ${stderr}`)));
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    return {
+      pid: child.pid!,
+      kill: async (signal) => {
+        child.kill(signal);
+        await exited;
+      },
+    };
+  }
+
+  it('refuses a second sink on the same file, by any name, naming the file and the holder; free again after close', () => {
+    const path = join(dir, 'audit.jsonl');
+    const first = new JsonlAuditSink(path);
+    first.write(submitted('t-1'));
+    const link = join(dir, 'link.jsonl');
+    symlinkSync(path, link);
+    for (const name of [path, link, join(dir, '.', 'audit.jsonl')]) {
+      assertWriteError(() => new JsonlAuditSink(name), { operation: 'open', reason: 'locked' });
+      assert.throws(
+        () => new JsonlAuditSink(name),
+        (error: Error) => error.message.includes(`is in use by this process (pid ${process.pid})`),
+      );
+    }
+    assert.throws(
+      () => new JsonlAuditSink(path),
+      new RegExp(`audit file ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use`),
+    );
+    first.write(submitted('t-2'));
+    first.close();
+    assert.equal(existsSync(`${path}.lock`), false, 'the lock is released on close');
+    const second = new JsonlAuditSink(path);
+    second.write(submitted('t-3'));
+    second.close();
+    assert.deepEqual(
+      rows(path).map((row) => row.seq),
+      [1, 2, 3],
+    );
+  });
+
+  it('refuses while another process holds the file; after SIGKILL on this host, takes its lock over at once', async () => {
+    const path = join(dir, 'audit.jsonl');
+    const child = await holder(path);
+    assertWriteError(() => new JsonlAuditSink(path, { lockStaleMs: 2000 }), { operation: 'open', reason: 'locked' });
+    assert.throws(
+      () => new JsonlAuditSink(path, { lockStaleMs: 2000 }),
+      new RegExp(`another process \\(pid ${child.pid}\\)`),
+    );
+    assert.equal(readFileSync(`${path}.lock.pid`, 'utf8'), `${child.pid} ${hostname()}\n`);
+    await child.kill('SIGKILL');
+    // Killed without a chance to release: the lock is still there, but its holder is gone.
+    assert.equal(existsSync(`${path}.lock`), true);
+    const sink = new JsonlAuditSink(path, { lockStaleMs: 2000 });
+    assert.equal(readFileSync(`${path}.lock.pid`, 'utf8'), `${process.pid} ${hostname()}\n`);
+    sink.write(submitted('t-after'));
+    sink.close();
+    assert.deepEqual(
+      rows(path).map((row) => row.seq),
+      [1, 2],
+    );
+  });
+
+  it('a lock left by an earlier process with our own pid (a container restarted as pid 1) is taken over at once', () => {
+    const path = join(dir, 'audit.jsonl');
+    writeFileSync(path, '');
+    mkdirSync(`${path}.lock`);
+    writeFileSync(`${path}.lock.pid`, `${process.pid} ${hostname()}\n`);
+    const sink = new JsonlAuditSink(path);
+    // Now it is ours, and a second sink here is refused as held by this process.
+    assert.throws(() => new JsonlAuditSink(path), /in use by this process/);
+    sink.close();
+  });
+
+  it('a lock whose holder cannot be checked from here (another host) is taken over once stale by its mtime', async () => {
+    const path = join(dir, 'audit.jsonl');
+    const child = await holder(path);
+    await child.kill('SIGKILL');
+    // As a holder on another machine sharing the disk would have written it.
+    writeFileSync(`${path}.lock.pid`, `${child.pid} some-other-host\n`);
+    assert.throws(
+      () => new JsonlAuditSink(path, { lockStaleMs: 2000 }),
+      new RegExp(`another process \\(pid ${child.pid} on some-other-host\\)`),
+    );
+    const deadline = Date.now() + 10_000;
+    let sink: JsonlAuditSink | undefined;
+    while (sink === undefined) {
+      try {
+        sink = new JsonlAuditSink(path, { lockStaleMs: 2000 });
+      } catch (error) {
+        if (!(error instanceof AuditWriteError) || error.reason !== 'locked' || Date.now() > deadline) throw error;
+        await sleep(200);
+      }
+    }
+    const age = Date.now() - statSync(`${path}.lock`).mtimeMs;
+    assert.ok(age < 1000, 'the lock is ours now (fresh mtime)');
+    sink.write(submitted('t-after'));
+    sink.close();
+    assert.deepEqual(
+      rows(path).map((row) => row.seq),
+      [1, 2],
+    );
+    assert.equal((await verifyAuditFile(path)).ok, true);
+  });
+
+  it('a holder that exits normally (SIGTERM, close) frees the file at once', async () => {
+    const path = join(dir, 'audit.jsonl');
+    const child = await holder(path);
+    await child.kill('SIGTERM');
+    const sink = new JsonlAuditSink(path);
+    sink.close();
+  });
+
+  it('a sink that loses its lock refuses every further write', async () => {
+    const path = join(dir, 'audit.jsonl');
+    const sink = new JsonlAuditSink(path, { lockStaleMs: 2000 });
+    sink.write(submitted('t-1'));
+    // Removed by hand (or taken over by another process): the next refresh (every 1 s) sees it.
+    rmSync(`${path}.lock`, { recursive: true });
+    await sleep(1500);
+    assertWriteError(() => sink.write(submitted('t-2')), { operation: 'write', reason: 'locked' });
+    assert.throws(() => sink.write(submitted('t-3')), /lost the lock on/);
+    sink.close();
+    assert.equal(rows(path).length, 1);
   });
 });

@@ -12,9 +12,19 @@
  * - A failed write (disk full, I/O error) throws `AuditWriteError` and cuts any partial row
  *   back off the file, so the chain stays intact and a later write may succeed; if the cut
  *   fails too, the sink refuses every further write (reason `unusable`).
- * - One writer per file: the sink holds no lock, so give each process (replica) its own file.
- * - `close()` fsyncs and closes. `syncEveryWrite: true` fsyncs after every row too (durable
- *   across power loss, at the cost of a disk flush per row).
+ * - One writer per file, enforced: a regular file is locked at open (`proper-lockfile`: an
+ *   atomic `mkdir` of `<file>.lock`, its mtime refreshed every 5 s). A second sink on the same
+ *   file, in this process or another, is refused (`AuditWriteError` reason `locked`, naming the
+ *   holder's pid from `<file>.lock.pid`, `<pid> <host>`). A lock left by a process that died
+ *   without closing (SIGKILL, a crash) is taken over at once when the pid file names this host
+ *   and a pid that no longer runs, else (another host on a shared disk, no pid file) once its
+ *   mtime is older than 10 s (proper-lockfile's stale rule). A sink whose lock is
+ *   lost while it runs (another process took it over after the event loop stalled for 10 s, or
+ *   the lock was removed by hand) refuses every further write (reason `locked`): two writers
+ *   would break the chain. Give each process (replica) its own file.
+ * - `close()` fsyncs, closes and releases the lock.
+ * - `syncEveryWrite: true` fsyncs after every row too (durable across power loss, at the cost of
+ *   a disk flush per row).
  *
  * @example
  * ```ts
@@ -31,10 +41,17 @@ import {
   ftruncateSync,
   mkdirSync,
   openSync,
+  readFileSync,
   readSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import lockfile from 'proper-lockfile';
 import { checkLine, encodeRow, GENESIS_HEAD, MAX_LINE_BYTES, type ChainHead } from './chain.js';
 import type { AuditEvent } from './events.js';
 import { AuditWriteError, errnoOf, type AuditSink } from './sink.js';
@@ -42,7 +59,26 @@ import { AuditWriteError, errnoOf, type AuditSink } from './sink.js';
 export interface JsonlAuditSinkOptions {
   /** fsync after every row, not only on close. Default false. */
   syncEveryWrite?: boolean;
+  /**
+   * How old (mtime) another process's lock must be before it is taken over as stale, in ms.
+   * Default {@link AUDIT_LOCK_STALE_MS}; at least 2000 (proper-lockfile's floor). For tests.
+   */
+  lockStaleMs?: number;
 }
+
+/**
+ * After how long (ms without a refresh of its mtime) a lock on an audit file counts as left
+ * behind by a dead process and is taken over. The holder refreshes it every half of this.
+ *
+ * @example
+ * ```ts
+ * AUDIT_LOCK_STALE_MS; // 10_000
+ * ```
+ */
+export const AUDIT_LOCK_STALE_MS = 10_000;
+
+/** Real paths whose lock a sink of this process holds. */
+const HELD = new Set<string>();
 
 export class JsonlAuditSink implements AuditSink {
   readonly path: string;
@@ -54,8 +90,14 @@ export class JsonlAuditSink implements AuditSink {
   /** Bytes in the file that belong to whole rows (regular files). */
   #size: number;
   #unusable: AuditWriteError | undefined;
+  /** Releases the lock on the file (regular files); undefined once released. */
+  #release: (() => void) | undefined;
+  /** Where the lock holder's pid is written, beside the lock. */
+  #pidFile: string | undefined;
+  /** The real path locked. */
+  #real: string | undefined;
 
-  /** @throws AuditWriteError (operation `open`) */
+  /** @throws AuditWriteError (operation `open`; reason `locked` when another sink holds the file) */
   constructor(path: string, options: JsonlAuditSinkOptions = {}) {
     this.path = resolve(path);
     this.#syncEveryWrite = options.syncEveryWrite === true;
@@ -75,15 +117,107 @@ export class JsonlAuditSink implements AuditSink {
     try {
       const stat = fstatSync(fd);
       this.#regular = stat.isFile();
+      // Locked before the tail is read: another writer could be halfway through a row.
+      if (this.#regular) this.#lock(options.lockStaleMs ?? AUDIT_LOCK_STALE_MS);
       if (this.#regular && (stat.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
       this.#size = this.#regular ? stat.size : 0;
       this.#head = this.#regular && stat.size > 0 ? readHead(fd, stat.size, this.path) : { ...GENESIS_HEAD };
     } catch (error) {
       closeSync(fd);
+      this.#unlock();
       if (error instanceof AuditWriteError) throw error;
       throw ioError('open', `cannot prepare ${this.path}`, error);
     }
     this.#fd = fd;
+  }
+
+  /** Takes the file's lock, or throws `AuditWriteError` reason `locked` naming the holder. */
+  #lock(staleMs: number): void {
+    // The real path, so two names of one file (a symlink, `..`) share one lock.
+    const real = realpathSync(this.path);
+    const pidFile = `${real}.lock.pid`;
+    const take = (): (() => void) =>
+      lockfile.lockSync(real, {
+        realpath: false,
+        stale: staleMs,
+        onCompromised: (error) => {
+          this.#release = undefined;
+          HELD.delete(real);
+          this.#unusable = new AuditWriteError(
+            'write',
+            'locked',
+            `lost the lock on ${this.path} (${error.message}); another process may be writing to it, so nothing more is written here`,
+            { cause: error },
+          );
+        },
+      });
+    try {
+      try {
+        this.#release = take();
+      } catch (error) {
+        if (!isLocked(error)) throw error;
+        const holder = holderOf(pidFile);
+        // A holder on this host that no longer runs (kill -9, a crash) left its lock behind:
+        // take it over now rather than after `staleMs` (a restart should not wait for it).
+        // Our own pid: held by a sink of this process, or left by an earlier process that had
+        // the same pid (a container restarted as pid 1).
+        const gone =
+          holder !== undefined &&
+          holder.host === hostname() &&
+          (holder.pid === process.pid ? !HELD.has(real) : !isAlive(holder.pid));
+        if (!gone) throw error;
+        try {
+          rmdirSync(`${real}.lock`);
+        } catch (removal) {
+          if ((removal as { code?: unknown }).code !== 'ENOENT') throw removal;
+        }
+        this.#release = take();
+      }
+    } catch (error) {
+      if (!isLocked(error)) throw ioError('open', `cannot lock ${this.path}`, error);
+      const holder = holderOf(pidFile);
+      const who = HELD.has(real)
+        ? `this process (pid ${process.pid})`
+        : holder === undefined
+          ? 'another process (pid unknown)'
+          : `another process (pid ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`})`;
+      throw new AuditWriteError(
+        'open',
+        'locked',
+        `audit file ${this.path} is in use by ${who}; give each gateway its own audit file (audit.file), or stop the other one (a lock whose holder is gone is taken over at once on the same host, else once it is ${Math.round(Math.max(staleMs, 2000) / 1000)} s old)`,
+        { cause: error },
+      );
+    }
+    this.#pidFile = pidFile;
+    this.#real = real;
+    HELD.add(real);
+    try {
+      writeFileSync(pidFile, `${process.pid} ${hostname()}\n`, { mode: 0o600 });
+    } catch {
+      // The pid only names the holder and lets a dead one's lock be taken over; the lock is the
+      // mkdir. But an earlier holder's pid file left in place would invite that takeover of a
+      // live lock: without ours, there must be none.
+      try {
+        rmSync(pidFile, { force: true });
+      } catch (error) {
+        this.#unlock();
+        throw ioError('open', `cannot write ${pidFile}`, error);
+      }
+    }
+  }
+
+  /** Releases the lock (if held) and removes the pid file. Never throws. */
+  #unlock(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    if (release === undefined) return;
+    if (this.#real !== undefined) HELD.delete(this.#real);
+    if (this.#pidFile !== undefined) rmSync(this.#pidFile, { force: true });
+    try {
+      release();
+    } catch {
+      // Already released (compromised) or removed by hand: nothing is held any more.
+    }
   }
 
   /** The last row's `seq` and `hash` (found in the file on open, or written since). */
@@ -95,6 +229,7 @@ export class JsonlAuditSink implements AuditSink {
     const fd = this.#fd;
     if (fd === undefined) throw new AuditWriteError('write', 'closed', `${this.path} is closed`);
     if (this.#unusable !== undefined) {
+      if (this.#unusable.reason === 'locked') throw this.#unusable;
       throw new AuditWriteError('write', 'unusable', `${this.path} is unusable after a failed write`, {
         cause: this.#unusable,
       });
@@ -123,6 +258,7 @@ export class JsonlAuditSink implements AuditSink {
       throw ioError('sync', `cannot flush ${this.path}`, error);
     } finally {
       closeSync(fd);
+      this.#unlock();
     }
   }
 
@@ -162,6 +298,31 @@ function readHead(fd: number, size: number, path: string): ChainHead {
   const check = checkLine(tail.subarray(newline + 1, length - 1));
   if (!check.ok) throw damaged(`has a damaged last row (${check.reason})`);
   return { seq: check.seq, hash: check.hash };
+}
+
+/** The pid and host in a lock's pid file (`<pid> <host>`), when it holds them. */
+function holderOf(pidFile: string): { pid: number; host: string } | undefined {
+  try {
+    const [pidText, host] = readFileSync(pidFile, 'utf8').slice(0, 512).trim().split(' ', 2);
+    const pid = Number(pidText);
+    return Number.isSafeInteger(pid) && pid > 0 && host !== undefined && host.length > 0 ? { pid, host } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process with this pid runs on this host (EPERM: it does, as another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+function isLocked(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ELOCKED';
 }
 
 function ioError(operation: 'open' | 'write' | 'sync', message: string, cause: unknown): AuditWriteError {

@@ -37,12 +37,13 @@ export type AuditWriteOperation = 'open' | 'write' | 'sync' | 'close';
  * Why a sink could not write. `reason`: `io` (the operating system refused: see `errno`),
  * `bad_tail` (an existing file ends with a partial or damaged row, so the chain cannot be
  * continued), `closed` (written after `close()`), `unusable` (an earlier failure left a partial
- * row that could not be removed; nothing more is written).
+ * row that could not be removed; nothing more is written), `locked` (another sink holds the
+ * file's lock, or this sink lost it: one writer per file).
  */
 export class AuditWriteError extends AirlockError {
   readonly code = 'AUDIT_WRITE_FAILED';
   readonly operation: AuditWriteOperation;
-  readonly reason: 'io' | 'bad_tail' | 'closed' | 'unusable';
+  readonly reason: 'io' | 'bad_tail' | 'closed' | 'unusable' | 'locked';
   /** The system error code, e.g. `ENOSPC`, `EACCES`, when there is one. */
   readonly errno: string | undefined;
 

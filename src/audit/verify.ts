@@ -17,6 +17,11 @@
  * I/O errors (a missing or unreadable file) reject with the system error; they are not a
  * verdict on the chain.
  *
+ * An empty file is `ok` with `rows: 0` (an empty chain holds trivially): callers that report
+ * to a person should say "empty" rather than "ok" (`airlock audit verify` exits 3), because a
+ * file emptied after rows were written looks exactly like a new one. Only an anchored
+ * `lastHash` kept elsewhere tells the two apart.
+ *
  * @example
  * ```ts
  * const result = await verifyAuditFile('audit.jsonl');
@@ -31,6 +36,10 @@ export type AuditVerifyReason = 'line_too_long' | 'truncated' | LineProblem | 'b
 export type AuditVerifyResult =
   | {
       ok: true;
+      /**
+       * 0 for an empty file, which the file alone cannot tell from one emptied after rows were
+       * written: report it as empty, not as ok.
+       */
       rows: number;
       /** The last row's `hash` (64 zeros for an empty file): anchor it elsewhere to detect rows cut from the end. */
       lastHash: string;

@@ -7,7 +7,9 @@
  * caller of an agent never approves its own action.
  *
  * Output: `list` prints one block per pending action (id, agent, client, tool, level and its
- * meaning, redacted arguments, expiry), or `no pending approvals`; `--json` prints the views.
+ * meaning, redacted arguments as one line of JSON with every invisible or bidi character written
+ * as `\uXXXX`, a `WARNING hidden characters:` line when there are any, expiry), or
+ * `no pending approvals`; `--json` prints the views.
  * `approve`/`deny` print `approved <id>` / `denied <id>`. `questions` prints each remote agent's
  * question waiting for you (id, agent, remote agent, the question as untrusted text); `answer`
  * prints `answered <id>`. Exit 0 on success; 1 when the gateway
@@ -22,6 +24,8 @@
  * airlock approvals answer Zk9-… "Wednesday at 7"
  * ```
  */
+import { displayArgs, escapeText, hiddenWarning } from '../approvals/display.js';
+import type { JsonValue } from '../approvals/redact.js';
 import { errorLine, PROCESS_IO, type CommandIO } from './registry.js';
 
 /** Where the gateway is; `AIRLOCK_URL` or the default local gateway when unset. */
@@ -66,13 +70,21 @@ export async function approvalsListCommand(
     path: '/approvals',
     key: 'approvals',
     empty: 'no pending approvals',
-    lines: (view) => [
-      view.actionId,
-      `  agent ${view.agent} · client ${view.client} · task ${view.taskId}`,
-      `  tool ${view.tool} · ${view.level} ${view.levelName}: ${view.levelMeaning}`,
-      `  args ${JSON.stringify(view.args)}`,
-      `  expires ${view.expiresAt}`,
-    ],
+    lines: (view) => {
+      // Escaped here, from the arguments themselves (not the gateway's display text): an
+      // invisible or bidi character never reaches the terminal raw, and the line decodes
+      // (JSON.parse) to exactly the arguments that run.
+      const shown = displayArgs((view.args ?? null) as JsonValue);
+      const warning = hiddenWarning(shown);
+      return [
+        escapeText(view.actionId),
+        `  agent ${escapeText(view.agent)} · client ${escapeText(view.client)} · task ${escapeText(view.taskId)}`,
+        `  tool ${escapeText(view.tool)} · ${escapeText(view.level)} ${escapeText(view.levelName)}: ${escapeText(view.levelMeaning)}`,
+        ...(warning === undefined ? [] : [`  WARNING hidden characters: ${warning}`]),
+        `  args ${shown.text}`,
+        `  expires ${escapeText(view.expiresAt)}`,
+      ];
+    },
   });
 }
 
@@ -137,7 +149,7 @@ export async function approvalsQuestionsCommand(
       view.questionId,
       `  agent ${view.agent} · remote ${view.remoteAgent} (${view.state}) · task ${view.taskId}`,
       // The remote's words: shown as data, one line, never as instructions.
-      `  asks (untrusted) ${JSON.stringify(view.question)}`,
+      `  asks (untrusted) ${displayArgs(view.question).text}`,
       `  expires ${view.expiresAt}`,
     ],
   });
@@ -193,7 +205,8 @@ async function listCommand<T>(options: ApprovalsCommandOptions, io: CommandIO, l
   try {
     const body = (await request(prepared, 'GET', listing.path)) as Record<string, T[] | undefined>;
     const views = body[listing.key] ?? [];
-    if (options.json === true) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
+    // Still JSON (a program reads the same values), with no invisible character raw on a terminal.
+    if (options.json === true) io.stdout(`${displayArgs(views as unknown as JsonValue, 2).text}\n`);
     else if (views.length === 0) io.stdout(`${listing.empty}\n`);
     else for (const view of views) io.stdout(`${[...listing.lines(view), ''].join('\n')}\n`);
     return 0;

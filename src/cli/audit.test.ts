@@ -1,6 +1,6 @@
 /** `airlock audit verify`: the command's output and exit codes on a good, a tampered and a missing file. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -48,6 +48,18 @@ describe('airlock audit verify', () => {
       code: 1,
       stdout: '',
       stderr: 'broken at line 2: bad_hash (1 rows checked)\n',
+    });
+  });
+
+  it('reports an empty file as empty (exit 3), never as ok: the file alone cannot tell emptied from new', async () => {
+    const emptied = join(dir, 'emptied.jsonl');
+    writeFileSync(emptied, readFileSync(path));
+    assert.equal((await run(emptied)).code, 0);
+    truncateSync(emptied, 0);
+    assert.deepEqual(await run(emptied), {
+      code: 3,
+      stdout: '',
+      stderr: 'empty: 0 rows — the file has no rows; if it had rows before, it was emptied\n',
     });
   });
 

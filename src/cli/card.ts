@@ -46,6 +46,7 @@ import {
   fetchKeySet,
   readKeySetFile,
   readSigningKeyFile,
+  SDK_INSTANCE_DEFECT,
   signCard,
   uncoveredTrustFields,
   verifyCardSignatures,
@@ -183,7 +184,8 @@ export async function cardVerifyCommand(
     const keySet = await loadKeySets(options.keys);
     const bytes = isUrl(target) ? await fetchForCheck(target, io) : await readCardFile(target);
     const verdict = await verifyCardSignatures(bytes, keySet, { requireSigned: true, coverage });
-    if (verdict.status === 'verified') io.stdout(`verified  ${verdict.alg} signature by kid ${verdict.kid}\n`);
+    if (verdict.status === 'verified')
+      io.stdout(`verified  ${verdict.alg} signature by kid ${verdict.kid}${omitNote(verdict)}\n`);
     return 0;
   });
 }
@@ -283,7 +285,7 @@ export async function cardFetchCommand(
       const verdict = await verifyCardSignatures(bytes, check.keySet, check);
       io.stderr(
         verdict.status === 'verified'
-          ? `airlock: verified    ${verdict.alg} signature by kid ${verdict.kid}\n`
+          ? `airlock: verified    ${verdict.alg} signature by kid ${verdict.kid}${omitNote(verdict)}\n`
           : 'airlock: unsigned    accepted: the registry entry does not require a signature\n',
       );
       return 0;
@@ -309,6 +311,12 @@ async function run(io: CommandIO, body: () => Promise<number>): Promise<number> 
 function list(value: OneOrMore | undefined): string[] {
   if (value === undefined) return [];
   return typeof value === 'string' ? [value] : [...value];
+}
+
+/** What an accepted signature leaves out (an `@a2a-js/sdk` ≤ 1.3 instance signature), or nothing. */
+function omitNote(verdict: { omits?: readonly string[] }): string {
+  if (verdict.omits === undefined || verdict.omits.length === 0) return '';
+  return ` (it does not cover ${verdict.omits.join(', ')}: ${SDK_INSTANCE_DEFECT}; accepted under interfaces-only coverage)`;
 }
 
 function coverageFrom(value: string | undefined): SignatureCoverage {

@@ -151,7 +151,9 @@ program
   .command('audit')
   .description('audit log tools')
   .command('verify')
-  .description('check the hash chain of an audit log; prints the first broken row')
+  .description(
+    'check the hash chain of an audit log; prints the first broken row (exit 0 ok, 1 broken, 2 cannot read, 3 empty: no rows)',
+  )
   .argument('<file>', 'a JSONL audit log')
   .action(async (file) => {
     process.exitCode = await auditVerifyCommand(file);

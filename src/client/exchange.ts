@@ -9,11 +9,12 @@
  * const task = await exchange.pollUntilSettled(endpoint, sent.task, started);
  * ```
  */
-import type { SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
+import type { SendParams, SendResult, Task, TaskState } from '../protocol/model.js';
 import { isInterruptedState, isTerminalState } from '../protocol/model.js';
 import { CallFailure, streamFailure } from './call-failure.js';
 import type { ClientLog } from './contracts.js';
 import { withTotalTimeout, type RemoteEndpoint as Endpoint, type RemoteRpc } from './remote.js';
+import { StreamFold } from './stream-fold.js';
 
 /** A best-effort cancel must not hold the caller long after max_wait_s has already passed. */
 const CANCEL_TIMEOUT_MS = 10_000;
@@ -105,8 +106,8 @@ export class TaskExchange {
   /**
    * SendStreamingMessage: reads the SSE answer through the guarded transport's `stream()` with
    * `max_response_bytes` as the cap over the whole stream and what is left of `max_wait_s` as
-   * its total timeout. Events are folded into one task (artifact `append`, status replaced)
-   * until it is terminal or interrupted. A cut, a timeout, a bad event or a stream that ends
+   * its total timeout. Events are folded into one task (`StreamFold`: artifact `append`, status
+   * replaced; linear in the events) until it is terminal or interrupted. A cut, a timeout, a bad event or a stream that ends
    * early fails the call, and a task already known is canceled (best effort).
    *
    * @example
@@ -123,7 +124,7 @@ export class TaskExchange {
     const { entry } = endpoint;
     const remaining = Math.max(1, started + entry.maxWaitMs - this.#now());
     const abort = new AbortController();
-    let task: Task | undefined =
+    const fold = new StreamFold(
       known === undefined
         ? undefined
         : {
@@ -132,7 +133,10 @@ export class TaskExchange {
             status: { state: 'unknown', timestamp: new Date(this.#now()).toISOString() },
             artifacts: [],
             history: [],
-          };
+          },
+      known !== undefined,
+    );
+    let task: Task | undefined = fold.task;
     let opened = false;
     try {
       const events = await this.#remote.openStream(endpoint, params, { totalMs: remaining, signal: abort.signal });
@@ -149,7 +153,7 @@ export class TaskExchange {
           task.status = { ...task.status, message: event.message };
           continue;
         }
-        task = foldStreamEvent(task, event, known !== undefined);
+        task = fold.add(event);
         if (isSettled(task.status.state)) return { kind: 'task', task };
       }
       throw new CallFailure('invalid_response', {
@@ -194,49 +198,6 @@ export function asCallFailure(error: unknown, log: ClientLog): CallFailure {
   if (error instanceof CallFailure) return error;
   log('a2a.client.unexpected_error', { error: error instanceof Error ? error.name : typeof error });
   return new CallFailure('invalid_response');
-}
-
-/**
- * Folds one stream event into the task seen so far. `followUp`: the task was named by the
- * caller, so every event must be about it. An event about another task is invalid.
- */
-function foldStreamEvent(
-  current: Task | undefined,
-  event: Exclude<StreamEvent, { kind: 'message' }>,
-  followUp: boolean,
-): Task {
-  const eventTaskId = event.kind === 'task' ? event.task.id : event.taskId;
-  if (current !== undefined && eventTaskId !== current.id) {
-    throw new CallFailure('invalid_response', { detail: 'the remote answered about another task' });
-  }
-  if (event.kind === 'task') {
-    // A snapshot: authoritative for everything it holds.
-    const task = event.task;
-    return { ...task, artifacts: task.artifacts.map((artifact) => ({ ...artifact, parts: [...artifact.parts] })) };
-  }
-  const task: Task = current ?? {
-    id: event.taskId,
-    contextId: event.contextId,
-    status: { state: followUp ? 'unknown' : 'submitted', timestamp: new Date(0).toISOString() },
-    artifacts: [],
-    history: [],
-  };
-  if (task.contextId === '') task.contextId = event.contextId;
-  if (event.kind === 'status-update') {
-    task.status = event.status;
-    return task;
-  }
-  const incoming = event.artifact;
-  const index = task.artifacts.findIndex((artifact) => artifact.artifactId === incoming.artifactId);
-  if (index === -1) {
-    task.artifacts.push({ ...incoming, parts: [...incoming.parts] });
-  } else if (event.append === true) {
-    const existing = task.artifacts[index]!;
-    task.artifacts[index] = { ...existing, parts: [...existing.parts, ...incoming.parts] };
-  } else {
-    task.artifacts[index] = { ...incoming, parts: [...incoming.parts] };
-  }
-  return task;
 }
 
 /**

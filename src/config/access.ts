@@ -8,7 +8,7 @@
  * const approvals = resolveApprovals(raw, clients, env);
  * ```
  */
-import type { ApprovalsSettings, ClientEntry } from './airlock-config.js';
+import type { ApprovalsSettings, ClientEntry, JwtPersonRule } from './airlock-config.js';
 import { ConfigError } from './errors.js';
 import type { RawConfig } from './schema.js';
 import { hashToken, resolveToken } from './tokens.js';
@@ -107,7 +107,46 @@ export function resolveApprovals(
     ttlMs: Math.round(section.ttlMinutes * 60_000),
     serviceMaxLevel: section.serviceMaxLevel,
     maxPending: section.maxPending,
+    maxPendingPerPrincipal: section.maxPendingPerPrincipal,
     console: section.console,
     people,
+    persons: resolvePersons(raw),
+  };
+}
+
+/** The default marker of a person's JWT (`approvals.persons.requiredScope`). */
+const DEFAULT_PERSON_SCOPE = 'airlock:person';
+
+/**
+ * `approvals.persons` with its defaults: the issuer is `auth.jwt.issuer` (a different one is
+ * refused: only that issuer's tokens are verified), and the marker scope must not also grant an
+ * agent (`agentsPrefix` + a slug), or every person could call that agent and vice versa.
+ */
+function resolvePersons(raw: RawConfig): JwtPersonRule {
+  const section = raw.approvals?.persons;
+  const jwt = raw.auth?.jwt;
+  const requiredScope = section?.requiredScope ?? DEFAULT_PERSON_SCOPE;
+  if (section?.issuer !== undefined && section.issuer !== jwt?.issuer) {
+    throw new ConfigError(
+      'approvals.persons.issuer',
+      jwt === undefined
+        ? 'JWT people need auth.jwt: add it, or drop approvals.persons.issuer'
+        : 'must equal auth.jwt.issuer',
+    );
+  }
+  if (jwt !== undefined) {
+    const prefix = jwt.agentsPrefix ?? 'a2a:';
+    const granted = raw.agents.find((agent) => `${prefix}${agent.slug}` === requiredScope);
+    if (granted !== undefined) {
+      throw new ConfigError(
+        'approvals.persons.requiredScope',
+        `"${requiredScope}" also grants agent "${granted.slug}"; pick a scope outside ${prefix}<slug>`,
+      );
+    }
+  }
+  return {
+    ...(jwt !== undefined && { issuer: jwt.issuer }),
+    requiredScope,
+    ...(section?.allowedAzp !== undefined && { allowedAzp: [...section.allowedAzp] }),
   };
 }

@@ -57,8 +57,27 @@ export interface ApprovalsSettings {
   ttlMs: number;
   serviceMaxLevel: 'L1' | 'L2';
   maxPending: number;
+  /** Actions and questions awaiting a person for one principal (over all agents). */
+  maxPendingPerPrincipal: number;
   console: boolean;
   people: PersonEntry[];
+  /** What marks a JWT as a person's own (`approvals.persons`, defaults applied). */
+  persons: JwtPersonRule;
+}
+
+/**
+ * Which JWTs are people (`approvals.persons`): no `act`, the marker scope, and, when listed,
+ * one of the allowed clients. `issuer` is `auth.jwt.issuer` (absent without JWT auth).
+ *
+ * @example
+ * ```ts
+ * const rule: JwtPersonRule = { requiredScope: 'airlock:person', allowedAzp: ['console-login'] };
+ * ```
+ */
+export interface JwtPersonRule {
+  issuer?: string;
+  requiredScope: string;
+  allowedAzp?: string[];
 }
 
 /**
@@ -81,6 +100,8 @@ export interface AirlockConfig {
     allowNonLoopback: boolean;
     /** IPs or CIDRs, each checked to parse at load. */
     trustedProxies: string[];
+    /** Origins admitted on the A2A routes, normalized as browsers send them (`http://localhost:3000`). */
+    allowedOrigins: string[];
     apiKeyHeader: boolean;
     publicCard: boolean;
     rest: boolean;

@@ -46,6 +46,18 @@ describe('parseConfig', () => {
     refuses(`${AGENT}auth: { jwt: { issuer: i, audience: a } }`, /auth\.jwt.*exactly one of jwksFile or publicKeyFile/);
   });
 
+  it('server.allowedOrigins: none by default; origins normalized as browsers send them; a path or a bare host refused', () => {
+    assert.deepEqual(parseConfig(AGENT, {}).server.allowedOrigins, []);
+    const config = parseConfig(
+      `${AGENT}server: { allowedOrigins: ['http://LocalHost:80', 'https://app.example:8443'] }`,
+      {},
+    );
+    assert.deepEqual(config.server.allowedOrigins, ['http://localhost', 'https://app.example:8443']);
+    refuses(`${AGENT}server: { allowedOrigins: ['https://app.example/path'] }`, /server\.allowedOrigins\/?\[?0/);
+    refuses(`${AGENT}server: { allowedOrigins: ['app.example'] }`, /server\.allowedOrigins/);
+    refuses(`${AGENT}server: { allowedOrigins: ['https://user@app.example'] }`, /server\.allowedOrigins/);
+  });
+
   it('refuses a token shorter than 32 characters', () => {
     refuses(`${AGENT}clients: [{ id: c, token: "\${T}", agents: [a] }]`, /clients\[0\]\.token.*at least 32/, {
       T: 'short-token',
@@ -117,5 +129,49 @@ describe('parseConfig', () => {
     assert.equal(config.clients[0]?.owner, 'alice');
     assert.equal(config.approvals?.people[0]?.id, 'alice');
     assert.ok(!JSON.stringify(config.approvals).includes('z'.repeat(40)), 'only the digest is kept');
+  });
+});
+
+describe('fair shares (issue 16)', () => {
+  it('limits.maxStreams 1000 and maxStreamsPerPrincipal 16 by default; set values taken; bounds enforced', () => {
+    const config = parseConfig(AGENT, {});
+    assert.equal(config.limits.maxStreams, 1000);
+    assert.equal(config.limits.maxStreamsPerPrincipal, 16);
+    const set = parseConfig(`${AGENT}limits: { maxStreams: 50, maxStreamsPerPrincipal: 4 }\n`, {});
+    assert.deepEqual([set.limits.maxStreams, set.limits.maxStreamsPerPrincipal], [50, 4]);
+    for (const bad of [
+      'limits: { maxStreams: 0 }',
+      'limits: { maxStreamsPerPrincipal: 0 }',
+      'limits: { maxStreams: 2000000 }',
+    ]) {
+      assert.throws(() => parseConfig(`${AGENT}${bad}\n`, {}), ConfigError, bad);
+    }
+  });
+
+  it('limits.maxTasksPerPrincipal 1000, maxParkedTasksPerPrincipal 100, approvals.maxPendingPerPrincipal 100 by default; memory store maxBytes and parkedTtlMinutes taken, bounds enforced', () => {
+    const config = parseConfig(AGENT, {});
+    assert.equal(config.limits.maxTasksPerPrincipal, 1000);
+    assert.equal(config.limits.maxParkedTasksPerPrincipal, 100);
+    const set = parseConfig(
+      `${AGENT}limits: { maxTasksPerPrincipal: 7, maxParkedTasksPerPrincipal: 3 }\nstore: { type: memory, maxBytes: 2097152, parkedTtlMinutes: 5 }\n`,
+      {},
+    );
+    assert.equal(set.limits.maxTasksPerPrincipal, 7);
+    assert.equal(set.limits.maxParkedTasksPerPrincipal, 3);
+    assert.deepEqual([set.store.type, (set.store as { maxBytes?: number }).maxBytes], ['memory', 2097152]);
+    assert.equal((set.store as { parkedTtlMinutes?: number }).parkedTtlMinutes, 5);
+    for (const bad of [
+      'limits: { maxTasksPerPrincipal: 0 }',
+      'limits: { maxParkedTasksPerPrincipal: 0 }',
+      'store: { type: memory, maxBytes: 1000 }',
+      'store: { type: memory, parkedTtlMinutes: 0 }',
+      'store: { type: sqlite, path: x.db, maxBytes: 2097152 }',
+    ]) {
+      assert.throws(() => parseConfig(`${AGENT}${bad}\n`, {}), ConfigError, bad);
+    }
+    const approvals = parseConfig(`${AGENT}approvals: { people: [] }\n`, {});
+    assert.equal(approvals.approvals?.maxPendingPerPrincipal, 100);
+    const capped = parseConfig(`${AGENT}approvals: { maxPendingPerPrincipal: 5 }\n`, {});
+    assert.equal(capped.approvals?.maxPendingPerPrincipal, 5);
   });
 });

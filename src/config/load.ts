@@ -40,6 +40,7 @@ export type {
   ClientEntry,
   JwtKeys,
   JwtSettings,
+  JwtPersonRule,
   PersonEntry,
   SigningSettings,
 } from './airlock-config.js';
@@ -122,6 +123,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       maxBodyBytes: server.maxBodyBytes,
       allowNonLoopback: server.allowNonLoopback,
       trustedProxies: server.trustedProxies,
+      allowedOrigins: server.allowedOrigins.map(normalizeOrigin),
       apiKeyHeader: server.apiKeyHeader,
       publicCard: server.publicCard,
       rest: server.rest,
@@ -180,6 +182,19 @@ function backendSecrets(agents: readonly AgentConfig[]): string[] {
     }
   }
   return secrets;
+}
+
+/**
+ * An allowed origin as a browser serializes `Origin`: lower-case scheme and host, no default
+ * port, no trailing slash (`http://LocalHost:80` → `http://localhost`). Anything with a path,
+ * query or credentials was refused by the schema already.
+ */
+function normalizeOrigin(entry: string, index: number): string {
+  try {
+    return new URL(entry).origin;
+  } catch {
+    throw new ConfigError(`server.allowedOrigins[${index}]`, `"${entry}" is not an origin (scheme://host[:port])`);
+  }
 }
 
 function checkTrustedProxies(entries: readonly string[]): void {

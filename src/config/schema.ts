@@ -149,6 +149,8 @@ const Approvals = Type.Object(
     serviceMaxLevel: Type.Union([Type.Literal('L1'), Type.Literal('L2')], { default: 'L2' }),
     /** Most actions awaiting a decision at once, all principals together. */
     maxPending: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+    /** Most actions and questions awaiting a person at once for one principal (over all agents); over it the proposal is refused. */
+    maxPendingPerPrincipal: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
     /** Serve the web console at /console (sign-in with the person's own token or JWT). */
     console: Type.Boolean({ default: false }),
     /**
@@ -160,6 +162,29 @@ const Approvals = Type.Object(
       default: [],
       maxItems: 10_000,
     }),
+    /**
+     * Which JWTs of `auth.jwt` are a person's own sign-in, not a machine's: a `sub` alone is
+     * not a person (a client-credentials token of another client can carry `sub: alice`). A
+     * person's JWT has no `act`, lists `requiredScope` in its `scope` (or `scp`) claim and,
+     * when `allowedAzp` is set, names one of those clients in `azp` (or `client_id`). Other
+     * valid JWTs are refused on the approvals routes (403 `not_a_person`). A JWT person's id
+     * is `jwt:<issuer>#<sub>`. Defaults apply when absent (marker scope `airlock:person`).
+     */
+    persons: Type.Optional(
+      Type.Object(
+        {
+          /** The issuer whose tokens name people; must be `auth.jwt.issuer` (the only one verified). */
+          issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+          /** The scope entry that marks a person's token; never an agent grant (`agentsPrefix` + slug). */
+          requiredScope: Type.String({ minLength: 1, maxLength: 256, pattern: '^\\S+$', default: 'airlock:person' }),
+          /** Clients (`azp` / `client_id`) people sign in through; any when unset. */
+          allowedAzp: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100 }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -179,6 +204,14 @@ const Server = Type.Object(
     allowNonLoopback: Type.Boolean({ default: false }),
     /** Proxies (IPs or CIDRs) whose `X-Forwarded-For` is believed; nobody's by default. */
     trustedProxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 256, default: [] }),
+    /**
+     * Web origins (`scheme://host[:port]`, exactly as a browser sends `Origin`) whose requests the
+     * A2A routes admit; a request with any other `Origin` is refused (403). None by default.
+     */
+    allowedOrigins: Type.Array(Type.String({ pattern: '^https?://[^/?#@\\s]+$', maxLength: 256 }), {
+      maxItems: 64,
+      default: [],
+    }),
     /** Also accept a client token in `X-API-Key` (Authorization wins when both are sent). */
     apiKeyHeader: Type.Boolean({ default: false }),
     /** Cards (and openapi.json) need no credentials; `false` puts them behind auth too. */
@@ -206,7 +239,17 @@ const Retention = {
  * `airlock serve --data DIR`), or `postgres` (durable, shared by replicas; also `DATABASE_URL`).
  */
 const Store = Type.Union([
-  Type.Object({ type: Type.Literal('memory'), ...Retention }, { additionalProperties: false }),
+  Type.Object(
+    {
+      type: Type.Literal('memory'),
+      ...Retention,
+      /** Bytes of tasks held (their approximate JSON size); the oldest finished ones go first. Default 128 MiB. */
+      maxBytes: Type.Optional(Type.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 * 1024 * 1024 })),
+      /** A task parked on input or auth and not updated for this long fails, saying why. Default 30. */
+      parkedTtlMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 525_600 })),
+    },
+    { additionalProperties: false },
+  ),
   Type.Object(
     {
       type: Type.Literal('sqlite'),
@@ -245,10 +288,38 @@ const Limits = Type.Object(
     maxParts: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
     /** Characters of text in one inbound message (all parts together). */
     maxInputChars: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 8192 }),
+    /**
+     * Bytes of caller-supplied fields stored with one inbound message besides its text: the
+     * JSON size of `message.metadata` and every part's `metadata`, plus `extensions`,
+     * `referenceTaskIds` and the parts' `filename`/`mediaType`. Over it → -32602.
+     */
+    maxMetadataBytes: Type.Integer({ minimum: 0, maximum: 64 * 1024 * 1024, default: 4096 }),
+    /** Object keys plus array items in those metadata values, all together. Over it → -32602. */
+    maxMetadataKeys: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 128 }),
+    /** Nesting of one metadata value (the object itself is depth 1). Over it → -32602. */
+    maxMetadataDepth: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+    /** Messages kept in one task's history; the oldest are dropped first (a long multi-turn task). */
+    maxHistoryMessages: Type.Integer({ minimum: 2, maximum: 1_000_000, default: 100 }),
+    /**
+     * Bytes a backend may make one task keep: its artifacts and streamed reply, and its status
+     * messages, over all the task's turns. The turn that passes it fails, saying so.
+     */
+    maxTaskOutputBytes: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
     /** Tasks running at once, all callers together; over it → 503 with Retry-After. */
     maxConcurrentTasks: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
     /** Tasks running at once for one principal; over it → 503 with Retry-After. */
     maxConcurrentTasksPerPrincipal: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16 }),
+    /**
+     * Tasks one principal keeps in the store at once, over all agents; over it its own oldest
+     * finished task goes, and with none its new task is refused (503, Retry-After).
+     */
+    maxTasksPerPrincipal: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1000 }),
+    /** Tasks one principal has parked on input or auth at once; over it its new task is refused (503, Retry-After). */
+    maxParkedTasksPerPrincipal: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100 }),
+    /** SSE streams open at once (SendStreamingMessage, SubscribeToTask), all callers together, in this process; over it → 503. */
+    maxStreams: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
+    /** SSE streams open at once for one principal, in this process; over it → 503 with Retry-After. */
+    maxStreamsPerPrincipal: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16 }),
   },
   { additionalProperties: false },
 );

@@ -26,6 +26,9 @@ export {
   SECRET_REPLACEMENT,
   redactContactDetails,
   redactSecrets,
+  obfuscationMatcher,
   secretForms,
 } from './redact.js';
 export type { RedactResult } from './redact.js';
+export { createObfuscationMatcher, skeletonOf } from './obfuscated.js';
+export type { ObfuscationMatcher } from './obfuscated.js';

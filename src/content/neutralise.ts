@@ -9,6 +9,7 @@
  * ```
  */
 import { foldCodePoint, isInvisible } from './fold.js';
+import { confusablePrototype } from './confusables.js';
 import { MARKER_REPLACEMENT } from './markers.js';
 
 /** The result of {@link neutraliseMarkers}. */
@@ -19,20 +20,64 @@ export interface NeutraliseResult {
   readonly neutralised: number;
 }
 
+/** The skeleton characters that mark a symbol resembling a letter ('$' is 'S', '|' is 'L'). */
+const SYMBOL_MARKS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/**
+ * A run of separators, line breaks, brackets and letter-like symbols before a letter of the
+ * phrase: any symbol except one that could be that letter itself, so a run never ends in the
+ * letter that follows it.
+ */
+function gapBefore(letters: string): string {
+  const symbols = [...SYMBOL_MARKS].filter((mark) => !letters.includes(mark.toLowerCase())).join('');
+  return `[ \\n<${symbols}]*`;
+}
+
+/** A letter of the phrase: the letter, or a symbol that resembles it. */
+function letterOf(letter: string): string {
+  return `[${letter}${letter.toUpperCase()}]`;
+}
+
+/** Letters (each may also be a letter-like symbol), with a gap before each but the first. */
+function spell(letters: readonly string[]): string {
+  return letters
+    .map((letter, i) => (i === 0 ? '' : gapBefore(letter[0] === '(' ? 'rmn' : letter)) + token(letter))
+    .join('');
+}
+
+/** One token of {@link spell}: a letter, or the group "(rn|m)" / "(nr|m)". */
+function token(letter: string): string {
+  if (letter === '(rn)') return `(?:${letterOf('r')}${gapBefore('n')}${letterOf('n')}|${letterOf('m')})`;
+  if (letter === '(nr)') return `(?:${letterOf('n')}${gapBefore('r')}${letterOf('r')}|${letterOf('m')})`;
+  return letterOf(letter);
+}
+
 /**
  * The marker phrase on the skeleton (see {@link skeleton}): the letters of "external untrusted
  * content", optionally preceded by "end", with any run of separators, line breaks and brackets
- * between letters. Every `[ \n<]*` is followed by a letter, which none of those is, so the
- * engine cannot backtrack into a run: a failed attempt costs at most the 27 letters plus the
- * separators it crossed, and a separator run is crossed only by the attempts that start at the
- * letter just before it.
+ * between letters. A letter may be a symbol that resembles it ('$' for 's', '|' for 'l'), which
+ * elsewhere is a separator; the "rn" of "external" may also be an 'm' (UTS #39 reads 'm' as
+ * "rn"). The same phrase reversed ("tnetnoc…lanretxe", then optionally "dne") is matched too:
+ * inside a right-to-left override (U+202E, stripped from the skeleton as invisible) it is what a
+ * reader sees as the marker.
+ *
+ * Every gap is followed by a letter it cannot contain (a gap before 's' admits no 's'-like
+ * symbol), so the engine cannot backtrack into a run: a failed attempt costs at most the 27
+ * letters plus the separators it crossed, and a separator run is crossed only by the attempts
+ * that start at the letter just before it.
  */
-const PHRASE =
-  /(?:e[ \n<]*n[ \n<]*d[ \n<]*)?e[ \n<]*x[ \n<]*t[ \n<]*e[ \n<]*r[ \n<]*n[ \n<]*a[ \n<]*l[ \n<]*u[ \n<]*n[ \n<]*t[ \n<]*r[ \n<]*u[ \n<]*s[ \n<]*t[ \n<]*e[ \n<]*d[ \n<]*c[ \n<]*o[ \n<]*n[ \n<]*t[ \n<]*e[ \n<]*n[ \n<]*t/g;
+const PHRASE = (() => {
+  const forward = ['e', 'x', 't', 'e', '(rn)', 'a', 'l', ...'untrustedcontent'];
+  const reversed = [...'tnetnocdetsurtnu', 'l', 'a', '(nr)', 'e', 't', 'x', 'e'];
+  const ahead = `(?:${spell(['e', 'n', 'd'])}${gapBefore('e')})?${spell(forward)}`;
+  const behind = `${spell(reversed)}(?:${gapBefore('d')}${spell(['d', 'n', 'e'])})?`;
+  return new RegExp(`${ahead}|${behind}`, 'g');
+})();
 
 /**
- * Digits read as letters ("3XT3RNAL", "C0NTENT"). Only digits: symbols such as '|' or '$' stay
- * separators, so "EXTERNAL|UNTRUSTED" is still caught.
+ * Digits read as letters ("3XT3RNAL", "C0NTENT"). Symbols that resemble a letter ('|', '$') are
+ * letter-like marks instead (see {@link skeleton}): separators except where the phrase wants
+ * that letter, so "EXTERNAL|UNTRUSTED" and "UNTRU$TED" are both caught.
  */
 const DIGIT_AS_LETTER: Readonly<Record<string, string>> = {
   '0': 'o',
@@ -64,12 +109,18 @@ const MAX_BRACKET_GAP = 3;
  * `<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>` with `[[marker removed]]`.
  *
  * What counts as a look-alike: the words "external untrusted content" (optionally preceded by
- * "end"), found on a detection fold of the text, so that none of these dodges work:
+ * "end"), forwards or reversed, found on a confusables skeleton of the text (see
+ * {@link skeleton}), so that none of these dodges work:
  * - case ("external_Untrusted_CONTENT"), compatibility forms (fullwidth 'Ｅ', mathematical
- *   '𝐄', circled 'Ⓔ', ligatures), accents and other combining marks, common homoglyphs
- *   (Cyrillic 'Е', Greek 'Τ', small capitals) and digits for letters ('3XT3RNAL');
+ *   '𝐄', circled 'Ⓔ', ligatures), accents and other combining marks, homoglyphs from any script
+ *   the Unicode confusables data (UTS #39, `confusables.ts`) maps to a Latin letter (Cyrillic
+ *   'Е', Greek 'Τ', small capitals, Lisu 'ꓰ', Cherokee 'Ꭼ', Coptic 'Ⲭ', Tifinagh 'ⴹ', Osage
+ *   '𐓂', 'I' or 'ǀ' for 'l', 'm' for "rn"), letter-like symbols ('$' for 'S', '|' for 'l') and
+ *   digits for letters ('3XT3RNAL');
  * - invisible and format characters anywhere inside (zero-width, word joiner, BOM, soft
- *   hyphen, bidi controls, tag characters, …);
+ *   hyphen, bidi controls, tag characters, …), stripped before matching;
+ * - the phrase reversed ("tnetnoc_detsurtnu_lanretxe"), which a right-to-left override
+ *   (U+202E) displays as the marker;
  * - any run of spaces, line breaks, underscores, hyphens, dots or other punctuation and symbols
  *   between letters ("E X T-ERNAL__UNTRUSTED . CONTENT"), brackets included
  *   ("EXTERNAL<UNTRUSTED>CONTENT"); any other letter or digit breaks the phrase.
@@ -81,8 +132,9 @@ const MAX_BRACKET_GAP = 3;
  * counts as part of it). The replacement holds no marker letters in order, so the function is
  * idempotent and a replacement can never join its neighbours into a new look-alike.
  *
- * Linear time: one pass to fold, one regex scan whose every repetition is followed by a letter
- * it cannot contain (so it never backtracks into a run), one pass to rebuild. Never throws;
+ * Linear time: one pass to build the skeleton (each code point's skeleton computed once and
+ * memoised; ASCII through a 128-entry table), one regex scan whose every repetition is followed
+ * by a letter it cannot contain (so it never backtracks into a run), one pass to rebuild. Never throws;
  * non-string input is treated as empty.
  *
  * @example
@@ -157,41 +209,60 @@ function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
  */
 const MIN_LOOKALIKE_LENGTH = 4;
 
+/** Skeleton characters are ASCII: written as bytes, decoded once. */
+const LATIN1 = new TextDecoder('latin1');
+
 /**
- * The detection skeleton of the text: every code point folded (see `fold.ts`) and each folded
- * character classified as a letter 'a'–'z' (digits included, see {@link DIGIT_AS_LETTER}), a
- * bracket '<', a separator ' ' (space, punctuation, symbols, controls) or other '#' (any other
- * letter or digit, which breaks the phrase); line breaks are separators written '\n', so that
- * bracket widening stops at them. `owner[k]` is the code-unit index, in the original,
- * of the code point skeleton character `k` came from; `null` means the identity (ASCII text).
+ * The detection skeleton of the text: each code point becomes its confusables skeleton (its
+ * UTS #39 prototype from `confusables.ts`, folded, see `fold.ts`; a code point without a
+ * prototype is only folded), each folded character classified as a letter 'a'–'z' (digits
+ * included, see {@link DIGIT_AS_LETTER}), a bracket '<', a separator ' ' (space, punctuation,
+ * symbols, controls), a letter-like symbol 'A'–'Z' (a symbol whose prototype is that letter: '$'
+ * is 'S', '|' and '∣' are 'L'; a separator except where the phrase wants that letter) or other
+ * '#' (any other letter or digit, which breaks the phrase); line breaks are separators written
+ * '\n', so that bracket widening stops at them. Invisible characters (zero width, bidi
+ * embeddings, overrides and isolates, tag characters, …) have an empty skeleton: they are
+ * stripped before matching. `owner[k]` is the code-unit index, in the original, of the code
+ * point skeleton character `k` came from; `null` means the identity (ASCII text).
  */
 function skeleton(text: string): { skel: string; owner: Int32Array | null } {
+  const length = text.length;
   if (ASCII_ONLY.test(text)) {
-    let skel = '';
-    for (let i = 0; i < text.length; i++) skel += ASCII_SKELETON[text.charCodeAt(i)] ?? SEP;
-    return { skel, owner: null };
+    const codes = new Uint8Array(length);
+    for (let i = 0; i < length; i++) codes[i] = ASCII_CODES[text.charCodeAt(i)] ?? SEP_CODE;
+    return { skel: LATIN1.decode(codes), owner: null };
   }
-  const parts: string[] = [];
-  const at: number[] = [];
-  let length = 0;
-  for (let i = 0; i < text.length;) {
+  let capacity = length + 16;
+  let codes: Uint8Array = new Uint8Array(capacity);
+  let owner: Int32Array = new Int32Array(capacity);
+  let n = 0;
+  for (let i = 0; i < length;) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) {
+      if (n === capacity) [codes, owner, capacity] = grow(codes, owner, capacity);
+      codes[n] = ASCII_CODES[unit] ?? SEP_CODE;
+      owner[n++] = i++;
+      continue;
+    }
     const cp = text.codePointAt(i) ?? 0;
     const sk = skeletonOf(cp);
-    if (sk !== '') {
-      parts.push(sk);
-      at.push(i);
-      length += sk.length;
+    for (let j = 0; j < sk.length; j++) {
+      if (n === capacity) [codes, owner, capacity] = grow(codes, owner, capacity);
+      codes[n] = sk.charCodeAt(j);
+      owner[n++] = i;
     }
     i += cp > 0xffff ? 2 : 1;
   }
-  const owner = new Int32Array(length);
-  let k = 0;
-  for (let p = 0; p < parts.length; p++) {
-    const n = (parts[p] ?? '').length;
-    owner.fill(at[p] ?? 0, k, k + n);
-    k += n;
-  }
-  return { skel: parts.join(''), owner };
+  return { skel: LATIN1.decode(codes.subarray(0, n)), owner: owner.subarray(0, n) };
+}
+
+function grow(codes: Uint8Array, owner: Int32Array, capacity: number): [Uint8Array, Int32Array, number] {
+  const next = capacity * 2;
+  const c = new Uint8Array(next);
+  c.set(codes);
+  const o = new Int32Array(next);
+  o.set(owner);
+  return [c, o, next];
 }
 
 /** The skeleton of one folded character. */
@@ -206,21 +277,106 @@ function classify(ch: string): string {
   return SEP;
 }
 
-const ASCII_SKELETON: readonly string[] = Array.from({ length: 0x80 }, (_, cp) =>
-  classify(String.fromCharCode(cp).toLowerCase()),
-);
+function classifyAll(folded: string): string {
+  let sk = '';
+  for (const ch of folded) sk += classify(ch);
+  return sk;
+}
+
+const HAS_LETTER = /[a-z]/;
+const ONE_LETTER = /^[a-z]$/;
+
+/** Longest skeleton kept for one code point (as in `fold.ts`); a longer one is one separator. */
+const MAX_EXPANSION = 6;
+
+/**
+ * The skeleton of one code point, computed: the folded code point classified (`native`) and the
+ * same for its confusables prototype (`look`, `null` without one). A letter of another script
+ * ('#' natively) takes its prototype. When both spell Latin letters, the one with more letters
+ * of the phrase wins ('I' reads as 'l', Greek 'ν' stays 'n' rather than
+ * the 'v' UTS #39 gives it), so the confusables data only ever adds look-alikes; when only the
+ * prototype does and it is one letter (a symbol such as '$' or
+ * '∣'), the code point is a letter-like symbol, written as that letter in upper case. An ASCII
+ * code point keeps a one-character skeleton (ASCII text maps one to one): 'm' → "rn" is left to
+ * the phrase pattern, which reads an 'm' there.
+ */
+function computeSkeleton(cp: number): string {
+  if (isInvisible(cp)) return '';
+  const native = classifyAll(foldCodePoint(cp));
+  // Combining marks fold to nothing: they stay transparent, whatever their prototype.
+  if (native === '') return '';
+  const look = lookalikeSkeleton(cp);
+  if (look === null || look === native || !HAS_LETTER.test(look)) return native;
+  if (cp < 0x80 && look.length !== 1) return native;
+  if (HAS_LETTER.test(native)) return phraseLetters(look) > phraseLetters(native) ? look : native;
+  // A letter of another script (Lisu, Cherokee, …) reads as the Latin letters it looks like.
+  if (native.includes(OTHER)) return look;
+  return ONE_LETTER.test(look) ? look.toUpperCase() : native;
+}
+
+/** The letters of the phrase ("end external untrusted content") a skeleton holds; "rn" counts as one 'm'. */
+function phraseLetters(sk: string): number {
+  let n = 0;
+  for (const ch of sk.replaceAll('rn', 'm')) if (PHRASE_LETTERS.has(ch)) n++;
+  return n;
+}
+
+const PHRASE_LETTERS = new Set('endxtrnalusco' + 'm');
+
+/**
+ * The classified fold of a code point's confusables prototype, or `null` if it has none: the
+ * prototype of the code point itself, else those of the characters of its compatibility
+ * decomposition (a fullwidth or styled form of a confusable), upper case falling back to lower.
+ */
+function lookalikeSkeleton(cp: number): string | null {
+  const own = prototypeOf(String.fromCodePoint(cp));
+  if (own !== undefined) return foldPrototype(own);
+  let changed = false;
+  let out = '';
+  for (const ch of String.fromCodePoint(cp).normalize('NFKD')) {
+    const prototype = prototypeOf(ch);
+    if (prototype === undefined) {
+      out += foldCodePoint(ch.codePointAt(0) ?? 0);
+      continue;
+    }
+    changed = true;
+    out += prototype;
+  }
+  return changed ? foldPrototype(out) : null;
+}
+
+/** The UTS #39 prototype of one character; for a non-ASCII one, that of its lower case too. */
+function prototypeOf(ch: string): string | undefined {
+  const c = ch.codePointAt(0) ?? 0;
+  const prototype = confusablePrototype(c);
+  if (prototype !== undefined || c < 0x80) return prototype;
+  const lower = ch.toLowerCase();
+  const lc = lower.codePointAt(0) ?? 0;
+  return lower !== ch && lower.length === (lc > 0xffff ? 2 : 1) ? confusablePrototype(lc) : undefined;
+}
+
+/** A prototype folded and classified; a longer one than {@link MAX_EXPANSION} is one separator. */
+function foldPrototype(prototype: string): string {
+  let out = '';
+  for (const p of prototype) out += foldCodePoint(p.codePointAt(0) ?? 0);
+  return out.length > MAX_EXPANSION ? SEP : classifyAll(out);
+}
+
+const SEP_CODE = SEP.charCodeAt(0);
+
+/** The skeleton byte of every ASCII character (each is one skeleton character). */
+const ASCII_CODES: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, cp) => computeSkeleton(cp).charCodeAt(0));
 
 /** Memo of non-ASCII skeletons; bounded like the fold memo. */
 const skeletonCache = new Map<number, string>();
 const SKELETON_CACHE_MAX = 8192;
 
-/** The skeleton of one code point ('' for an invisible one). */
+/** The skeleton of one code point ('' for an invisible one), memoised. */
 function skeletonOf(cp: number): string {
-  if (cp < 0x80) return ASCII_SKELETON[cp] ?? SEP;
+  if (cp < 0x80) return String.fromCharCode(ASCII_CODES[cp] ?? SEP_CODE);
   const cached = skeletonCache.get(cp);
   if (cached !== undefined) return cached;
-  let sk = '';
-  for (const ch of foldCodePoint(cp)) sk += classify(ch);
+  const sk = computeSkeleton(cp);
   if (skeletonCache.size >= SKELETON_CACHE_MAX) skeletonCache.clear();
   skeletonCache.set(cp, sk);
   return sk;
@@ -240,7 +396,7 @@ function widenLeft(skel: string, first: number, floor: number): number {
     if (k === BRACKET) {
       first = j;
       gap = 0;
-    } else if (k === SEP && gap < MAX_BRACKET_GAP) {
+    } else if (k !== undefined && (k === SEP || isSymbolMark(k)) && gap < MAX_BRACKET_GAP) {
       gap++;
     } else {
       break;
@@ -277,6 +433,11 @@ function swallowInvisibleAfter(text: string, at: number): number {
   return at;
 }
 
+/** A letter-like symbol counts as a separator next to brackets. */
+function isSymbolMark(k: string): boolean {
+  return k >= 'A' && k <= 'Z';
+}
+
 function isHigh(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
@@ -289,7 +450,7 @@ function widenRight(skel: string, last: number): number {
     if (k === BRACKET) {
       last = j;
       gap = 0;
-    } else if (k === SEP && gap < MAX_BRACKET_GAP) {
+    } else if (k !== undefined && (k === SEP || isSymbolMark(k)) && gap < MAX_BRACKET_GAP) {
       gap++;
     } else {
       break;

@@ -202,8 +202,14 @@ describe('redactSecrets: what is not redacted', () => {
     assert.deepEqual(redactSecrets('🔑🔑🔑🔑', ['🔑🔑🔑🔑']).redacted, 0); // 4 code points, 8 code units
   });
 
-  it('is case-sensitive (exact occurrences only)', () => {
-    assert.equal(redactSecrets(TOKEN.toUpperCase(), [TOKEN]).redacted, 0);
+  it('is case-insensitive (issue 16: an upper-cased secret is still the secret)', () => {
+    assert.equal(redactSecrets(TOKEN.toUpperCase(), [TOKEN]).text, S);
+  });
+
+  it('leaves a secret of fewer than 8 letters and digits to its exact forms', () => {
+    // '!!!!--ab' folds to 'ab': far too short to look for in disguise.
+    assert.equal(redactSecrets('!!!!--AB', ['!!!!--ab']).redacted, 0);
+    assert.equal(redactSecrets('!!!!--ab', ['!!!!--ab']).text, S);
   });
 
   it('ignores empty lists, empty strings and non-string entries', () => {

@@ -10,6 +10,7 @@
  * ```
  */
 import { Buffer } from 'node:buffer';
+import { createObfuscationMatcher, type ObfuscationMatcher } from './obfuscated.js';
 
 /** The result of a redaction. */
 export interface RedactResult {
@@ -133,12 +134,18 @@ export function redactContactDetails(text: string): RedactResult {
  * (`encodeURIComponent`, strict RFC 3986, form encoding with '+' for spaces, upper- and
  * lower-case hex). Secrets shorter than {@link MIN_SECRET_LENGTH} code points are skipped.
  *
+ * Disguised forms are found too, by the normalising matcher (`obfuscated.ts`): case changed,
+ * separators, zero-width characters or soft hyphens inserted, split by a line break, fullwidth,
+ * reversed, hex, full percent-encoding, HTML character references, `\uXXXX` escapes, base64
+ * with line breaks, base64 of base64, base64 of UTF-16. Such an occurrence's whole span
+ * (separators included) is replaced.
+ *
  * All occurrences of all forms are found first and overlapping ones merged, which is the same
- * as replacing the longest first. The result is guaranteed to contain none of the forms: if a
- * replacement would join its neighbours into a secret (only possible for a secret that shares
- * characters with `[secret redacted]` in a contrived way), the redaction is redone with a
- * replacement made of a character that occurs in no secret. Matching is exact
- * (case-sensitive). Never throws; non-string secrets are ignored.
+ * as replacing the longest first. The result is guaranteed to contain none of the forms and no
+ * occurrence the matcher finds: if a replacement would join its neighbours into a secret (only
+ * possible for a secret that shares characters with `[secret redacted]` in a contrived way),
+ * the redaction is redone with a replacement made of a letter that occurs in no secret. Never
+ * throws; non-string secrets are ignored.
  *
  * @example
  * ```ts
@@ -150,9 +157,34 @@ export function redactSecrets(text: string, secrets: readonly string[]): RedactR
   if (typeof text !== 'string') return { text: '', redacted: 0 };
   const { forms } = secretForms(secrets);
   if (forms.length === 0 || text.length === 0) return { text, redacted: 0 };
-  const first = replaceForms(text, forms, SECRET_REPLACEMENT);
-  if (!forms.some((form) => first.text.includes(form))) return first;
-  return replaceForms(text, forms, fallbackReplacement(forms));
+  const matcher = obfuscationMatcher(secrets);
+  const first = replaceForms(text, forms, SECRET_REPLACEMENT, matcher);
+  if (first.redacted === 0) return first;
+  if (!forms.some((form) => first.text.includes(form)) && matcher.spans(first.text) === undefined) return first;
+  return replaceForms(text, forms, matcher.fallback(forms), matcher);
+}
+
+/** Matchers by secret list: `redactSecrets` is called with the same few lists over and over. */
+const matchers = new Map<string, ObfuscationMatcher>();
+const MAX_CACHED_MATCHERS = 32;
+
+/**
+ * The normalising matcher for `secrets` (see `obfuscated.ts`), built once per list and cached.
+ *
+ * @example
+ * ```ts
+ * obfuscationMatcher(['tok_0123456789']).spans('T O K 0123456789'); // [0, 16]
+ * ```
+ */
+export function obfuscationMatcher(secrets: readonly string[]): ObfuscationMatcher {
+  const key = secrets.join('\u0000');
+  let matcher = matchers.get(key);
+  if (matcher === undefined) {
+    matcher = createObfuscationMatcher(secrets, MIN_SECRET_LENGTH);
+    if (matchers.size >= MAX_CACHED_MATCHERS) matchers.clear();
+    matchers.set(key, matcher);
+  }
+  return matcher;
 }
 
 /**
@@ -244,13 +276,28 @@ function base64Forms(bytes: Buffer): string[] {
  * Replaces every occurrence of every form, merging overlapping occurrences into one
  * replacement. Linear in the text length plus the number of occurrences (per form).
  */
-function replaceForms(text: string, forms: readonly string[], replacement: string): RedactResult {
+function replaceForms(
+  text: string,
+  forms: readonly string[],
+  replacement: string,
+  matcher: ObfuscationMatcher,
+): RedactResult {
   // coverEnd[i]: the furthest end of an occurrence starting at i (0 when none starts there).
   const coverEnd = new Int32Array(text.length);
   let any = false;
   for (const form of forms) {
     for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
       const end = at + form.length;
+      if (end > (coverEnd[at] ?? 0)) coverEnd[at] = end;
+      any = true;
+    }
+  }
+  // Disguised occurrences (case, separators, encodings: see obfuscated.ts).
+  const spans = matcher.spans(text);
+  if (spans !== undefined) {
+    for (let i = 0; i < spans.length; i += 2) {
+      const at = spans[i] as number;
+      const end = spans[i + 1] as number;
       if (end > (coverEnd[at] ?? 0)) coverEnd[at] = end;
       any = true;
     }
@@ -273,17 +320,4 @@ function replaceForms(text: string, forms: readonly string[], replacement: strin
   }
   out.push(text.slice(copied));
   return { text: out.join(''), redacted };
-}
-
-/**
- * A replacement that cannot take part in any secret: eight copies of a character that occurs in
- * none of the forms. Any form found in the output would then lie wholly inside original text
- * that was not replaced, which the search rules out.
- */
-function fallbackReplacement(forms: readonly string[]): string {
-  const used = new Set<number>();
-  for (const form of forms) for (const ch of form) used.add(ch.codePointAt(0) ?? 0);
-  let cp = 0x2588; // '█'
-  while (used.has(cp) || (cp >= 0xd800 && cp <= 0xdfff)) cp++;
-  return String.fromCodePoint(cp).repeat(8);
 }

@@ -61,6 +61,14 @@ function routes(seen: Seen): http.RequestListener {
         case '/identity':
           res.writeHead(200, { 'content-encoding': 'identity' });
           return void res.end('plain');
+        case '/te-gzip': {
+          // A compressed transfer coding under chunked: node frames the body as chunked (the
+          // header names it), the bytes inside the chunks are gzip.
+          res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'gzip, chunked' });
+          const zipped = gzipSync(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'x'.repeat(50_000) })));
+          res.write(zipped.subarray(0, 10));
+          return void res.end(zipped.subarray(10));
+        }
         case '/drip': {
           // A byte every 40 ms forever: never idle long enough for the read timeout.
           res.writeHead(200, { 'content-type': 'text/plain' });
@@ -243,6 +251,24 @@ describe('guarded client over http on loopback', { timeout: 8000 }, () => {
     assert.match(error.message, /encoded reply/);
     assert.doesNotMatch(error.message, /gzip/);
     assert.equal((await client.request(get('/identity'))).body.toString(), 'plain');
+  });
+
+  // Issue 16, item 11: a compressed transfer coding ('Transfer-Encoding: gzip, chunked') is refused
+  // like a compressed content coding, before any byte of the body is decoded.
+  test('a reply with Transfer-Encoding: gzip, chunked is refused as a compressed response', async () => {
+    for (const call of [
+      () => client.request(get('/te-gzip', { maxResponseBytes: 1_000_000 })),
+      async () => {
+        for await (const piece of (await client.stream(get('/te-gzip', { maxResponseBytes: 1_000_000 }))).body)
+          void piece;
+      },
+    ]) {
+      const error = await refusal(call());
+      assert.equal(error.code, 'invalid_response');
+      assert.match(error.message, /transfer-encoding other than chunked/);
+      assert.equal(error.detail, 'the remote sent a compressed response, which Airlock never decodes');
+      assert.doesNotMatch(error.message, /gzip/);
+    }
   });
 
   test('a reply that drips past the total timeout is cut off at the total timeout', async () => {

@@ -292,6 +292,9 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
   return headers;
 }
 
+/** The caller-safe line for a refused content or transfer coding. */
+const COMPRESSED_DETAIL = 'the remote sent a compressed response, which Airlock never decodes';
+
 /**
  * Refuses any content coding but identity, and any transfer coding but chunked. The messages
  * name the header, not its value (header values stay out of error text).
@@ -306,11 +309,14 @@ function refuseEncodings(headers: Record<string, string>, origin: string): void 
     throw new OutboundError(
       'invalid_response',
       `${origin} sent an encoded reply (content-encoding other than identity) although identity was requested`,
-      { detail: 'the remote sent a compressed response, which Airlock never decodes' },
+      { detail: COMPRESSED_DETAIL },
     );
   }
   if (codings(headers['transfer-encoding']).some((token) => token !== 'chunked' && token !== 'identity')) {
-    throw new OutboundError('invalid_response', `${origin} sent a reply with a transfer-encoding other than chunked`);
+    // 'gzip, chunked' and the like: a compressed body under the chunked framing.
+    throw new OutboundError('invalid_response', `${origin} sent a reply with a transfer-encoding other than chunked`, {
+      detail: COMPRESSED_DETAIL,
+    });
   }
 }
 

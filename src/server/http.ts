@@ -9,7 +9,7 @@
  * const url = await gateway.listen();
  * ```
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AgentBackend } from '../agents/backend.js';
 import type { AuditSink } from '../audit/index.js';
@@ -17,15 +17,20 @@ import type { AirlockConfig } from '../config/load.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
-import { MemoryTaskStore } from '../tasks/stores/memory.js';
+import { DEFAULT_PARKED_TTL_MS, MemoryTaskStore, type MemoryStoreEvent } from '../tasks/stores/memory.js';
+import { memoryBounds } from '../tasks/stores/index.js';
 import { createClientAuthentication } from './admission/authenticate.js';
 import { compose } from './admission/compose.js';
+import { awaitContinue } from './admission/continue.js';
 import { createNetworkGate } from './admission/gate.js';
 import { createInFlightStep } from './admission/in-flight.js';
 import { createLockout, monotonicNow } from './admission/lockout.js';
+import { createOriginStep } from './admission/origin.js';
 import { createRateStep } from './admission/rate.js';
+import { createStreamSlotStep } from './admission/stream-slot.js';
 import type { AgentInbound } from './admission/inbound.js';
 import type { TurnCandidate } from './admission/turn.js';
+import { createMetadataStep } from './admission/metadata.js';
 import { createTurnContentStep } from './admission/turn-content.js';
 import { openApprovals } from './approvals/wiring.js';
 import { Authenticator } from './auth/index.js';
@@ -86,9 +91,26 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     // A database store is opened (and migrated) asynchronously, before the gateway is made.
     throw new Error(`store ${config.store.type}: open it with openTaskStore() and pass it as options.store`);
   }
+  // The memory store tells the audit trail of its quota refusals and of parked tasks it failed.
+  const onStoreEvent = (event: MemoryStoreEvent): void => {
+    if (event.type === 'refused') audit.storeRefused(event.owner, event.quota);
+    else audit.restartFailed(event.owner, event.task, 'parked_ttl');
+  };
   const store: TaskStore =
     options.store ??
-    new MemoryTaskStore({ maxTasks: config.store.maxTasks, taskTtlMs: config.store.taskTtlMinutes * 60_000 });
+    new MemoryTaskStore({
+      maxTasks: config.store.maxTasks,
+      taskTtlMs: config.store.taskTtlMinutes * 60_000,
+      maxTasksPerPrincipal: config.limits.maxTasksPerPrincipal,
+      maxParkedTasksPerPrincipal: config.limits.maxParkedTasksPerPrincipal,
+      ...(config.store.type === 'memory' && memoryBounds(config.store)),
+      // A task parked on a person's decision must outlive the decision's own TTL.
+      parkedTtlMs: Math.max(
+        (config.store.type === 'memory' ? memoryBounds(config.store).parkedTtlMs : undefined) ?? DEFAULT_PARKED_TTL_MS,
+        config.approvals?.ttlMs ?? 0,
+      ),
+      onEvent: onStoreEvent,
+    });
   const configuredSink = options.auditSink ?? openAuditSinks(config.audit);
   let port = config.server.port;
   const auth = Authenticator.fromConfig(config, { logger });
@@ -116,6 +138,10 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     ...(observe !== undefined && { observe }),
     ...(bus !== undefined && { bus }),
     gate: approvals.desk,
+    limits: {
+      maxHistoryMessages: config.limits.maxHistoryMessages,
+      maxTaskOutputBytes: config.limits.maxTaskOutputBytes,
+    },
   });
   const published = publishAgents(config, logger, options.backends);
   const cards = new CardCache(config);
@@ -144,6 +170,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   );
   const admitTurn = compose(
     createTurnContentStep<TurnCandidate>({ config, audit }),
+    // What a caller makes us keep besides the text (metadata, extensions, …): both routes.
+    createMetadataStep<TurnCandidate>({ config, audit }),
     createInFlightStep<TurnCandidate>({
       config,
       audit,
@@ -163,11 +191,14 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       allowNonLoopback: config.server.allowNonLoopback,
       audit,
     }),
+    origin: createOriginStep({ allowedOrigins: config.server.allowedOrigins, audit }),
     documents: createDocumentRoutes({ config, cards, admitCaller, port: () => port }),
     rpc: createRpcRoute({
       service,
       admitCaller,
       admitTurn,
+      // Open SSE streams, in total and per principal (this process's count).
+      admitStream: createStreamSlotStep({ limits: config.limits, audit }),
       limits,
       extendedCard: ({ req, agent }, version) =>
         cards.render(agent.config, version, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true).body,
@@ -186,17 +217,26 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       // Node checks those timeouts only this often (30 s by default).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.server.headersTimeoutMs / 2))),
     },
-    (req, res) => {
-      let pending: Promise<void> | void;
-      try {
-        pending = route(req, res);
-      } catch (error) {
-        requestFailed(res, error);
-        return;
-      }
-      pending?.catch((error: unknown) => requestFailed(res, error));
-    },
+    handle,
   );
+  // `Expect: 100-continue`: Node would answer 100 before any check; with this listener the
+  // request goes through admission first, and the body step sends the 100 once it is admitted
+  // (admission/continue.ts). A refused request gets its 401/403/429 without one.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    awaitContinue(req, res);
+    handle(req, res);
+  });
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    let pending: Promise<void> | void;
+    try {
+      pending = route(req, res);
+    } catch (error) {
+      requestFailed(res, error);
+      return;
+    }
+    pending?.catch((error: unknown) => requestFailed(res, error));
+  }
 
   function requestFailed(res: ServerResponse, error: unknown): void {
     logger.error({ event: 'request_failed', error: error instanceof Error ? error.message : String(error) });

@@ -110,7 +110,7 @@ export class InboundAudit {
    * all that is left of the caller: `principalKey@agentSlug`, the principal key being
    * `kind:client:actingAgent:subject` with each part %-escaped.
    */
-  restartFailed(owner: string, task: Task): void {
+  restartFailed(owner: string, task: Task, reason: 'gateway_restart' | 'parked_ttl' = 'gateway_restart'): void {
     if (this.#sink === undefined) return;
     const at = owner.lastIndexOf('@');
     const principal = owner.slice(0, at).split(':');
@@ -123,10 +123,30 @@ export class InboundAudit {
       agent: owner.slice(at + 1),
       taskId: task.id,
       contextId: task.contextId,
-      reason: 'gateway_restart',
+      reason,
     };
     if (PRINCIPAL_KINDS.has(kind)) row.principalKind = kind;
     this.#task(row);
+  }
+
+  /**
+   * A new task the store refused for its principal's quota or because it is full (the store
+   * knows only the owner key, `principalKey@agentSlug`; see restartFailed).
+   */
+  storeRefused(owner: string, reason: 'task_quota' | 'parked_quota' | 'task_store_full'): void {
+    if (this.#sink === undefined) return;
+    const at = owner.lastIndexOf('@');
+    const principal = owner.slice(0, at).split(':');
+    const kind = principal[0] as PrincipalKind;
+    this.#refusal({
+      type: 'a2a.task.rejected',
+      time: auditTime(),
+      outcome: 'denied',
+      reason,
+      client: auditClientId({ kind, clientId: unescapePrincipalPart(principal[1] ?? '-') }),
+      agent: owner.slice(at + 1),
+      ...(PRINCIPAL_KINDS.has(kind) && { principalKind: kind }),
+    });
   }
 
   /** A message refused before any task was made (limits, content rules, busy context). */
@@ -362,6 +382,7 @@ function failedReason(reason: TaskLifecycleEvent['reason']): AuditReasonOf<'a2a.
     case 'action_refused':
     case 'action_denied':
     case 'action_expired':
+    case 'output_too_large':
       return reason;
     default:
       return 'agent_failed';

@@ -3,6 +3,11 @@
  * In one process it is a map of listener sets; a shared database's or Redis's pub/sub can
  * implement the same interface when several replicas serve one store.
  *
+ * The local bus queues nothing: it calls each listener synchronously, so a slow reader can
+ * never make it grow. A listener that hands events on to a reader owns a bounded queue (the
+ * streams' EventQueue drops a reader past its bound and unsubscribes it); the shared buses
+ * bound their outgoing queue in bytes (`buses/shared.ts`).
+ *
  * @example
  * ```ts
  * const bus = new LocalTaskEventBus();

@@ -62,7 +62,9 @@ export type TaskOutcomeReason =
   | 'canceled_by_client'
   | 'action_refused'
   | 'action_denied'
-  | 'action_expired';
+  | 'action_expired'
+  /** The backend's output passed the task's cap (`maxTaskOutputBytes`). */
+  | 'output_too_large';
 
 /**
  * What becomes of a turn that ended with a guarded action or a remote agent's question:
@@ -132,12 +134,30 @@ export type TaskObserver = (event: TaskLifecycleEvent) => void;
 export class CapacityError extends AirlockError {
   readonly code = 'CAPACITY_EXCEEDED';
   readonly retryAfterSeconds: number;
+  /**
+   * The quota the caller is over, when the refusal is about its own share (e.g.
+   * `limits.maxTasksPerPrincipal`): the message names it and the setting, and the audit row
+   * carries the reason code. Absent for a gateway-wide refusal.
+   */
+  readonly quota: CapacityQuota | undefined;
 
-  constructor(retryAfterSeconds: number) {
-    super('Too many tasks are running (yours, or on this gateway); try again shortly');
+  constructor(retryAfterSeconds: number, message?: string, quota?: CapacityQuota) {
+    super(message ?? 'Too many tasks are running (yours, or on this gateway); try again shortly');
     this.retryAfterSeconds = retryAfterSeconds;
+    this.quota = quota;
   }
 }
+
+/**
+ * Which share a {@link CapacityError} is about: the caller's stored tasks, its parked tasks, or
+ * the whole store (count or bytes) when no principal can make room.
+ *
+ * @example
+ * ```ts
+ * const quota: CapacityQuota = 'task_quota';
+ * ```
+ */
+export type CapacityQuota = 'task_quota' | 'parked_quota' | 'task_store_full';
 
 /** Characters of reply text in a task: artifacts' text parts and the status message's. */
 export function replyChars(task: Task): number {

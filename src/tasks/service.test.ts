@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isAborted, type AgentBackend, type AgentEvent, type AgentTurn } from '../agents/backend.js';
 import { createWriterBackend } from '../agents/writer.js';
-import { A2AError } from '../protocol/errors.js';
 import type { Message, SendParams } from '../protocol/model.js';
+import { CapacityError } from './policy.js';
 import { TaskService } from './service.js';
 import type { CallContext } from './call-context.js';
 import { MemoryTaskStore } from './stores/memory.js';
@@ -38,8 +38,9 @@ describe('TaskService', () => {
     const first = await service.send(ctx, send('ask me'));
     assert.equal(first.kind === 'task' && first.task.status.state, 'input-required');
     await assert.rejects(service.send(ctx, send('ask me')), (error: unknown) => {
-      assert.ok(error instanceof A2AError);
-      assert.equal(error.code, 'INTERNAL');
+      // A store refusal is a capacity refusal (503 + Retry-After), passed on as it is.
+      assert.ok(error instanceof CapacityError);
+      assert.equal(error.quota, 'task_store_full');
       assert.match(error.message, /full/);
       return true;
     });
@@ -291,8 +292,8 @@ describe('TaskService', () => {
       const first = await service.send(ctx, send('x'));
       assert.equal(first.kind === 'task' && first.task.status.state, 'input-required');
       await assert.rejects(service.send(ctx, send('y')), (error: unknown) => {
-        assert.ok(error instanceof A2AError);
-        assert.equal(error.code, 'INTERNAL');
+        assert.ok(error instanceof CapacityError);
+        assert.equal(error.quota, 'task_store_full');
         assert.match(error.message, /full/);
         return true;
       });

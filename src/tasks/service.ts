@@ -41,6 +41,7 @@ import {
 import { emitOutcome, LiveTasks, type LiveTask } from './service/live.js';
 import { describe, type ServiceLogger } from './service/log.js';
 import type { ServiceParts } from './service/parts.js';
+import { taskCaps, type TaskCaps } from './service/caps.js';
 import { Replicas } from './service/replicas.js';
 import { findStored, ParkedAnswer, TurnStarter } from './service/start.js';
 import { flushed, TaskWrites } from './service/writes.js';
@@ -50,6 +51,7 @@ import type { TaskStore } from './store.js';
 export type { CallContext } from './call-context.js';
 export type { ServiceLogger } from './service/log.js';
 export { failedByRestart, RESTART_FAILURE_TEXT, withHistory } from './service/lifecycle.js';
+export { DEFAULT_TASK_CAPS, type TaskCaps } from './service/caps.js';
 
 /**
  * How a task service is built. Admission is not here: the caller's admission chain grants each
@@ -84,6 +86,12 @@ export interface TaskServiceOptions {
    * before it stores `canceled` itself (that replica is taken to be gone). Default 2 000 ms.
    */
   remoteCancelWaitMs?: number;
+  /**
+   * What one task may keep (defaults: DEFAULT_TASK_CAPS): the newest `maxHistoryMessages`
+   * messages of its history, and `maxTaskOutputBytes` of backend output over all its turns (the
+   * turn that passes it fails). The gateway passes its config's `limits`.
+   */
+  limits?: Partial<TaskCaps>;
 }
 
 /**
@@ -119,6 +127,7 @@ export class TaskService {
       timestamp: now === undefined ? isoNow : () => now().toISOString(),
       live,
       writes: new TaskWrites(store, live, log),
+      caps: taskCaps(options.limits),
     };
     this.#starter = new TurnStarter(this.#parts);
     this.#bridge = new TurnBridge(this.#parts);

@@ -89,6 +89,14 @@ export class CardKeyring {
         throw this.signatureRefused(entry, retried, where);
       }
     }
+    if (verdict.status === 'verified' && verdict.omits !== undefined) {
+      // Accepted (interfaces-only coverage), but the operator should know what is not vouched for.
+      this.log('card_signature_partial', {
+        entry: entry.name,
+        omits: verdict.omits.join(','),
+        cardUrl: showUrl(entry.cardUrl),
+      });
+    }
     return {
       value: verdict.card,
       ...(verdict.status === 'verified' && { signature: { kid: verdict.kid, alg: verdict.alg } }),
@@ -176,7 +184,13 @@ export class CardKeyring {
     } else if (!(error instanceof SigningKeyError)) {
       return error instanceof Error ? error : new Error(String(error));
     }
-    this.log('card_signature_refused', { entry: entry.name, reason: error.code, cardUrl: showUrl(entry.cardUrl) });
+    this.log('card_signature_refused', {
+      entry: entry.name,
+      reason: error.code,
+      cardUrl: showUrl(entry.cardUrl),
+      // What an @a2a-js/sdk ≤ 1.3 instance signature leaves out, when that is why.
+      ...(error instanceof CardSignatureError && error.omits.length > 0 && { omits: error.omits.join(',') }),
+    });
     const detail =
       error instanceof SigningKeyError
         ? `the signature of the card at ${where} cannot be checked: ${error.message}`

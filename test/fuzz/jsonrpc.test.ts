@@ -103,7 +103,8 @@ function validId(id: unknown): id is string | number {
 /** The expectations for a body, or several when the spec leaves a choice (see `parseOrDepth`). */
 function expect(body: Buffer, version: string | undefined, contentType: string | null): Expectation[] {
   const dialect = headerDialect(version);
-  if (contentType !== null && !JSON_CONTENT_TYPE.test(contentType)) {
+  // No Content-Type is refused like a wrong one (issue 16: a page can POST one without a preflight).
+  if (contentType === null || !JSON_CONTENT_TYPE.test(contentType)) {
     return [{ status: 200, code: CONTENT_TYPE, id: null, dialect }];
   }
   if (body.length > MAX_BODY_BYTES) return [{ status: 413, code: INVALID_REQUEST, id: null, dialect }];

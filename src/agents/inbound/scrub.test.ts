@@ -123,8 +123,10 @@ describe('createReplyScrubber: whole text', () => {
     assert.equal(s.scrub('xababababab y'), `x${S} y`);
   });
 
-  it('is case-sensitive', () => {
-    assert.equal(scrubber.scrub(TOKEN.toUpperCase()), TOKEN.toUpperCase());
+  it('is case-insensitive, and sees through separators and encodings (issue 16)', () => {
+    assert.equal(scrubber.scrub(TOKEN.toUpperCase()), S);
+    assert.equal(scrubber.scrub(`x ${[...TOKEN].join(' ')} y`), `x ${S} y`);
+    assert.equal(scrubber.scrub(Buffer.from(TOKEN).toString('hex')), S);
   });
 
   it('agrees with redactSecrets on text built from secrets, their encodings and prose', () => {
@@ -179,8 +181,8 @@ describe('createReplyScrubber: streams', () => {
   });
 
   it('holds back at most holdBack characters of text with no secret in it', () => {
-    const longest = Math.max(...encodings(TOKEN).map((f) => f.length), TOKEN.length * 3);
-    assert.ok(scrubber.holdBack > 0 && scrubber.holdBack < longest);
+    // The normalising matcher's window: 8 characters per UTF-8 byte of the secret, plus 64.
+    assert.equal(scrubber.holdBack, 8 * TOKEN.length + 64 - 1);
     const stream = scrubber.stream();
     let sent = 0;
     let emitted = 0;
@@ -255,7 +257,8 @@ describe('createReplyScrubber: cost', () => {
     const text = `${'lorem ipsum dolor sit amet '.repeat(40_000)}${TOKEN}`;
     let start = performance.now();
     assert.ok(scrubber.scrub(text).endsWith(S));
-    assert.ok(performance.now() - start < 200, 'whole text');
+    // The normalising matcher (issue 16) builds its views of the text too: ~70 ms warm, alone.
+    assert.ok(performance.now() - start < 400, `whole text ${(performance.now() - start).toFixed(0)} ms`);
     start = performance.now();
     const chunks: string[] = [];
     for (let i = 0; i < text.length; i += 64) chunks.push(text.slice(i, i + 64));

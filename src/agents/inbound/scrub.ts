@@ -17,7 +17,13 @@
  * send(stream.flush());
  * ```
  */
-import { SECRET_REPLACEMENT, secretForms, type RedactResult } from '../../content/index.js';
+import {
+  SECRET_REPLACEMENT,
+  obfuscationMatcher,
+  secretForms,
+  type ObfuscationMatcher,
+  type RedactResult,
+} from '../../content/index.js';
 
 /** A scrubber for one reply that arrives in chunks. */
 export interface StreamScrubber {
@@ -90,15 +96,17 @@ export interface ReplyScrubber {
 export function createReplyScrubber(secrets: readonly string[]): ReplyScrubber {
   const { forms, ignored } = secretForms(secrets);
   if (forms.length === 0) return ignored === 0 ? IDENTITY : { ...IDENTITY, ignored };
-  const replacement = forms.some((form) => canOverlap(form, SECRET_REPLACEMENT))
-    ? fallbackReplacement(forms)
-    : SECRET_REPLACEMENT;
-  let longest = 0;
+  const matcher = obfuscationMatcher(secrets);
+  const replacement =
+    forms.some((form) => canOverlap(form, SECRET_REPLACEMENT)) || matcher.canJoin(SECRET_REPLACEMENT)
+      ? matcher.fallback(forms)
+      : SECRET_REPLACEMENT;
+  let longest = matcher.maxSpan;
   for (const form of forms) longest = Math.max(longest, form.length);
   const holdBack = longest - 1;
   const redact = (text: string): RedactResult => {
     if (typeof text !== 'string') return { text: '', redacted: 0 };
-    const spans = findSpans(text, forms);
+    const spans = findSpans(text, forms, matcher);
     if (spans === undefined) return { text, redacted: 0 };
     return { text: replaceSpans(text, text.length, spans, replacement), redacted: spans.length / 2 };
   };
@@ -108,7 +116,7 @@ export function createReplyScrubber(secrets: readonly string[]): ReplyScrubber {
     holdBack,
     scrub: (text) => redact(text).text,
     redact,
-    stream: () => new SecretStream(forms, replacement, holdBack),
+    stream: () => new SecretStream(forms, matcher, replacement, holdBack),
   };
 }
 
@@ -136,13 +144,15 @@ const IDENTITY: ReplyScrubber = Object.freeze({
  */
 class SecretStream implements StreamScrubber {
   readonly #forms: readonly string[];
+  readonly #matcher: ObfuscationMatcher;
   readonly #replacement: string;
   readonly #holdBack: number;
   #pending = '';
   #redacted = 0;
 
-  constructor(forms: readonly string[], replacement: string, holdBack: number) {
+  constructor(forms: readonly string[], matcher: ObfuscationMatcher, replacement: string, holdBack: number) {
     this.#forms = forms;
+    this.#matcher = matcher;
     this.#replacement = replacement;
     this.#holdBack = holdBack;
   }
@@ -163,7 +173,7 @@ class SecretStream implements StreamScrubber {
     }
     // Keep a surrogate pair together, so no chunk ends in half a character we split ourselves.
     if (isHighSurrogate(text.charCodeAt(cut - 1)) && isLowSurrogate(text.charCodeAt(cut))) cut--;
-    const spans = findSpans(text, this.#forms);
+    const spans = findSpans(text, this.#forms, this.#matcher);
     if (spans !== undefined) {
       // An occurrence in view that crosses the cut may still merge with one that is not complete
       // yet; hold it back whole (it is replaced, never emitted raw, either way).
@@ -182,7 +192,7 @@ class SecretStream implements StreamScrubber {
     const text = this.#pending;
     this.#pending = '';
     if (text.length === 0) return '';
-    const spans = findSpans(text, this.#forms);
+    const spans = findSpans(text, this.#forms, this.#matcher);
     return spans === undefined ? text : this.#emit(text, text.length, spans);
   }
 
@@ -201,7 +211,7 @@ class SecretStream implements StreamScrubber {
  * `undefined` when there is none. Occurrences that overlap (one starts before the other ends) are
  * merged into one span, as `redactSecrets` does; occurrences that merely touch are not.
  */
-function findSpans(text: string, forms: readonly string[]): number[] | undefined {
+function findSpans(text: string, forms: readonly string[], matcher: ObfuscationMatcher): number[] | undefined {
   // coverEnd[i]: the furthest end of an occurrence starting at i (0 when none starts there).
   // Allocated only once something is found: the common reply holds no secret.
   let coverEnd: Int32Array | undefined;
@@ -209,6 +219,16 @@ function findSpans(text: string, forms: readonly string[]): number[] | undefined
     for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
       coverEnd ??= new Int32Array(text.length);
       const end = at + form.length;
+      if (end > (coverEnd[at] as number)) coverEnd[at] = end;
+    }
+  }
+  // Disguised occurrences (case, separators, encodings; src/content/obfuscated.ts).
+  const disguised = matcher.spans(text);
+  if (disguised !== undefined) {
+    coverEnd ??= new Int32Array(text.length);
+    for (let i = 0; i < disguised.length; i += 2) {
+      const at = disguised[i] as number;
+      const end = disguised[i + 1] as number;
       if (end > (coverEnd[at] as number)) coverEnd[at] = end;
     }
   }
@@ -256,18 +276,6 @@ function canOverlap(form: string, replacement: string): boolean {
     if (agree) return true;
   }
   return false;
-}
-
-/**
- * The replacement for contrived secrets: eight copies of a character that occurs in no form, so
- * no form can overlap it (the same choice as `redactSecrets`).
- */
-function fallbackReplacement(forms: readonly string[]): string {
-  const used = new Set<number>();
-  for (const form of forms) for (const ch of form) used.add(ch.codePointAt(0) ?? 0);
-  let cp = 0x2588; // '█'
-  while (used.has(cp) || (cp >= 0xd800 && cp <= 0xdfff)) cp++;
-  return String.fromCodePoint(cp).repeat(8);
 }
 
 function isHighSurrogate(c: number): boolean {

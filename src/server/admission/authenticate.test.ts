@@ -78,6 +78,38 @@ describe('client authentication step', () => {
     assert.equal(authenticate(value), REFUSED);
     assert.match(sent.body, /X-API-Key: <token>/);
   });
+  it('401 without any credential: audited, not counted against the address (it guesses nothing)', () => {
+    const { authenticate, rows, authFailures } = step({
+      ok: false,
+      status: 401,
+      reason: 'missing_credentials',
+    } as never);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const { value, sent } = inbound();
+      assert.equal(authenticate(value), REFUSED);
+      assert.equal(sent.status, 401);
+    }
+    assert.equal(rows.length, 20);
+    assert.equal(authFailures.isLocked('127.0.0.1', 0), 0);
+  });
+  it('an anonymous loopback caller is admitted only with a loopback Host (DNS rebinding → 403)', () => {
+    const { authenticate, rows } = step({ ok: true, principal: PRINCIPAL } as unknown as AuthOutcome);
+    const anonymous = (host: string | undefined, authorization?: string) => {
+      const { value, sent } = inbound(authorization);
+      (value.agent.config as { anonymousLoopback: boolean }).anonymousLoopback = true;
+      if (host !== undefined) (value.req.headers as Record<string, string>).host = host;
+      return { admitted: authenticate(value), sent };
+    };
+    assert.notEqual(anonymous('localhost:41241').admitted, REFUSED);
+    assert.notEqual(anonymous('127.0.0.1').admitted, REFUSED);
+    assert.notEqual(anonymous('[::1]:8080').admitted, REFUSED);
+    const rebound = anonymous('evil.example:41241');
+    assert.equal(rebound.admitted, REFUSED);
+    assert.equal(rebound.sent.status, 403);
+    assert.deepEqual(rows, ['403:host_not_loopback']);
+    // A caller with a credential is judged by it, whatever its Host.
+    assert.notEqual(anonymous('gateway.internal:41241', 'Bearer t').admitted, REFUSED);
+  });
 
   it('403 for a client the agent does not allow: audited, not counted', () => {
     const { authenticate, rows } = step({

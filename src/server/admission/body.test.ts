@@ -66,9 +66,9 @@ describe('JSON body step', () => {
     return { req, res, body: undefined } as unknown as AdmittedInbound;
   };
 
-  it('passes the body on (no Content-Type is read as JSON; +json types too)', async () => {
+  it('passes the body on (application/json with parameters; +json types too)', async () => {
     const cases: Record<string, string>[] = [
-      {},
+      { 'content-type': 'application/json' },
       { 'content-type': 'application/json; charset=utf-8' },
       { 'content-type': 'application/a2a+json' },
     ];
@@ -79,11 +79,14 @@ describe('JSON body step', () => {
     }
   });
 
-  it('refuses another Content-Type (415) unread, then JSON nested too deep (400)', async () => {
+  it('refuses another Content-Type or none (415) unread, then JSON nested too deep (400)', async () => {
     refusals.length = 0;
     assert.equal(await readJson(inbound('a=1', { 'content-type': 'text/plain' })), REFUSED);
-    assert.equal(await readJson(inbound('[[[[[1]]]]]')), REFUSED);
+    // No Content-Type: what a cross-origin page may send without a preflight (issue 16).
+    assert.equal(await readJson(inbound('{"a":1}')), REFUSED);
+    assert.equal(await readJson(inbound('[[[[[1]]]]]', { 'content-type': 'application/json' })), REFUSED);
     assert.deepEqual(refusals, [
+      [415, 'CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json'],
       [415, 'CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json'],
       [400, 'INVALID_REQUEST', 'Request JSON is nested deeper than 4 levels'],
     ]);

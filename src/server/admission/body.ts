@@ -15,6 +15,7 @@ import { readBody } from '../body.js';
 import { exceedsJsonDepth } from '../limits/json-depth.js';
 import { headerOf, JSON_CONTENT_TYPE } from '../respond/response.js';
 import { REFUSED, type Refused, type Step } from './compose.js';
+import { continueIfAwaited } from './continue.js';
 import type { AdmittedInbound, InboundWithBody } from './inbound.js';
 
 /**
@@ -65,6 +66,7 @@ export async function readBoundedBody(
   timeoutMs: number,
   refuseBody: (status: 413 | 408, message: string) => void,
 ): Promise<Buffer | Refused> {
+  continueIfAwaited(req, res);
   const body = await readBody(req, limit, timeoutMs);
   return body.ok ? body.body : bodyRefused(req, res, body.reason, limit, timeoutMs, refuseBody);
 }
@@ -86,9 +88,14 @@ export type BodyRefusal = (
 ) => void;
 
 /**
- * The JSON body step: a wrong Content-Type is refused (415) without reading the body (a
- * request without one is read as JSON), then the body is read under the limits, then JSON
- * nested deeper than `maxJsonDepth` is refused (400).
+ * The JSON body step: a missing or wrong Content-Type is refused (415) without reading the
+ * body, then the body is read under the limits, then JSON nested deeper than `maxJsonDepth` is
+ * refused (400).
+ *
+ * A missing Content-Type is refused like a wrong one: a web page on another origin may POST
+ * without a CORS preflight only with no type or a form/text type, so a body read as JSON
+ * whatever its type is a body any page can send (issue 16). `application/json` and the
+ * `+json` types (`application/a2a+json`), with parameters such as `charset`, are read.
  *
  * @example
  * ```ts
@@ -106,11 +113,13 @@ export function createJsonBodyStep(options: {
   return async (inbound) => {
     const { req, res } = inbound;
     const contentType = headerOf(req, 'content-type');
-    if (contentType !== undefined && !JSON_CONTENT_TYPE.test(contentType)) {
+    if (contentType === undefined || !JSON_CONTENT_TYPE.test(contentType)) {
       shapeError(inbound, 415, 'CONTENT_TYPE_NOT_SUPPORTED', 'Content-Type must be application/json');
       req.resume();
       return REFUSED;
     }
+    // Admitted: a client that waits for `100 Continue` may now send its body.
+    continueIfAwaited(req, res);
     // readBody itself, not readBoundedBody: no extra turn of the loop on every call's path.
     const read = await readBody(req, maxBodyBytes, bodyTimeoutMs);
     if (!read.ok) {

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONSOLE_ASSETS, CONSOLE_SECURITY_HEADERS } from '../console/assets.js';
 import { REFUSED } from '../admission/compose.js';
 import { sendJson } from '../respond/response.js';
+import { isNotAPerson } from '../auth/persons.js';
 import { cookieValues, SESSION_COOKIE } from './person-auth.js';
 import { CONSOLE_JSON_HEADERS, FAILED, isRecord, methodNotAllowed, notFound } from './respond.js';
 import { SESSION_MAX_AGE_SECONDS, type ConsoleSession } from './sessions.js';
@@ -114,6 +115,7 @@ async function signIn(
   if (typeof token !== 'string' || token.length === 0) return personAuth.failAuth(attempt, 'missing_credentials');
   const person = await surface.persons.authenticate(token);
   if (person === undefined) return personAuth.failAuth(attempt, 'invalid_credentials');
+  if (isNotAPerson(person)) return personAuth.notAPerson(res, CONSOLE_JSON_HEADERS, person, remote);
   // A session cookie sent along (an earlier sign-in) is replaced, not left alive.
   for (const id of cookieValues(req.headers.cookie, SESSION_COOKIE)) sessions.delete(id);
   const { id, session } = sessions.create(person.userId);

@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerToken } from '../auth/clients.js';
-import type { PersonAuthenticator } from '../auth/persons.js';
+import { isNotAPerson, type NotAPerson, type PersonAuthenticator } from '../auth/persons.js';
 import { REFUSED, type Refused } from '../admission/compose.js';
 import { countFailure, createLockout, type LockoutSubject } from '../admission/lockout.js';
 import type { AuthFailureLockout } from '../limits/address-failures.js';
@@ -92,6 +92,8 @@ export interface PersonAuthOptions {
   logger: Logger;
   secureCookies: boolean;
   onAuthFailed(reason: 'missing_credentials' | 'invalid_credentials', remote: string | undefined): void;
+  /** Writes the audit row for a valid JWT that is not a person's (`decision_refused`, `not_a_person`). */
+  onNotAPerson?(userId: string, remote: string | undefined): void;
 }
 
 /**
@@ -146,6 +148,7 @@ export function createPersonAuth(options: PersonAuthOptions) {
       const token = bearerToken(authorization);
       const person = token === undefined ? undefined : await persons.authenticate(token);
       if (person === undefined) return failAuth(admitted, 'invalid_credentials');
+      if (isNotAPerson(person)) return notAPerson(res, headers, person, remote);
       return { userId: person.userId };
     }
     const ids = cookieValues(req.headers.cookie, SESSION_COOKIE);
@@ -155,14 +158,23 @@ export function createPersonAuth(options: PersonAuthOptions) {
       if (session !== undefined) return { userId: session.userId, session, sessionId: id };
     }
     // A session that ended (signed out, idle, a restart): the browser is told to drop the cookie.
-    return failAuth(admitted, 'invalid_credentials', { 'set-cookie': clearCookie() });
+    // Not counted: a 256-bit session id cannot be guessed, and any page on another loopback port
+    // can plant a cookie for this host (cookies ignore ports), so counting it would let that
+    // page lock out everyone on the address.
+    return failAuth(admitted, 'invalid_credentials', { 'set-cookie': clearCookie() }, false);
   }
 
-  /** Audits and counts a failed authentication, then answers 401 (`connection: close`). */
+  /**
+   * Audits a failed authentication, counts it against the address when it tried a credential
+   * (a request without one guesses nothing, and counting it would let anyone sharing the
+   * address, e.g. a web page on loopback, lock out the people who hold one; issue 16), then
+   * answers 401 (`connection: close`).
+   */
   async function failAuth(
     failed: PersonAttempt,
     reason: 'missing_credentials' | 'invalid_credentials',
     extra: ResponseHeaders = {},
+    counted = reason === 'invalid_credentials',
   ): Promise<undefined> {
     logger.warn({ event: 'approvals_auth_failed', reason });
     try {
@@ -173,7 +185,43 @@ export function createPersonAuth(options: PersonAuthOptions) {
         error: error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown',
       });
     }
-    await countFailure(authFailures, failed, () => unauthenticated(failed.res, failed.headers, true, extra));
+    if (counted)
+      await countFailure(authFailures, failed, () => unauthenticated(failed.res, failed.headers, true, extra));
+    else unauthenticated(failed.res, failed.headers, true, extra);
+    return undefined;
+  }
+
+  /**
+   * A valid JWT that is not a person's own (a machine token carrying a person's `sub`): 403,
+   * audited, not counted against the address (it is no guess: its signature is good).
+   */
+  function notAPerson(
+    res: ServerResponse,
+    headers: ResponseHeaders,
+    refused: NotAPerson,
+    remote: string | undefined,
+  ): undefined {
+    logger.warn({ event: 'approvals_not_a_person', userId: refused.userId, missing: refused.missing });
+    try {
+      options.onNotAPerson?.(refused.userId, remote);
+    } catch (error) {
+      logger.error({
+        event: 'approvals_audit_failed',
+        error: error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown',
+      });
+    }
+    const why =
+      refused.missing === 'person_scope'
+        ? 'it lacks the person scope (approvals.persons.requiredScope)'
+        : 'its client is not one people sign in through (approvals.persons.allowedAzp)';
+    sendError(
+      res,
+      403,
+      'PERMISSION_DENIED',
+      `This JWT is not a person's own sign-in: ${why}. Sign in with your own person token or JWT`,
+      headers,
+      'not_a_person',
+    );
     return undefined;
   }
 
@@ -238,6 +286,7 @@ export function createPersonAuth(options: PersonAuthOptions) {
     attempt,
     authenticate,
     failAuth,
+    notAPerson,
     unauthenticated,
     csrfSafe,
     sameOrigin,

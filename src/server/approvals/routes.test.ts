@@ -15,6 +15,7 @@ import type {
   RemoteQuestionView,
 } from '../../approvals/desk.js';
 import { levelView } from '../../approvals/desk.js';
+import { argsView } from '../../approvals/display.js';
 import { redactActionArgs } from '../../approvals/redact.js';
 import { ApprovalError, approvalStatus, MemoryApprovalStore, type PendingAction } from '../../approvals/store.js';
 import { hashToken } from '../../config/tokens.js';
@@ -43,6 +44,7 @@ function toView(action: PendingAction): ApprovalView {
     client: 'bot',
     tool: action.tool,
     args: action.args,
+    ...argsView(action.args),
     level: action.level,
     ...levelView(action.level),
     status: approvalStatus(action, deskNow),

@@ -50,6 +50,8 @@ export interface ApprovalRoutesOptions {
   authFailures: AuthFailureLockout;
   /** Writes the audit row for a failed sign-in / bad credential on these routes. */
   onAuthFailed(reason: 'missing_credentials' | 'invalid_credentials', remote: string | undefined): void;
+  /** Writes the audit row for a valid JWT that is not a person's (403 `not_a_person`). */
+  onNotAPerson?(userId: string, remote: string | undefined): void;
   logger: Logger;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
@@ -94,6 +96,7 @@ export function createApprovalRoutes(options: ApprovalRoutesOptions): ApprovalRo
       logger,
       secureCookies: options.secureCookies,
       onAuthFailed: (reason, remote) => options.onAuthFailed(reason, remote),
+      onNotAPerson: (userId, remote) => options.onNotAPerson?.(userId, remote),
     }),
     bodies: createBodyReaders(bodyTimeoutMs),
     calls,

@@ -11,6 +11,7 @@
  */
 import { ApprovalService } from '../../approvals/gate.js';
 import type { AutonomyLevel } from '../../approvals/ladder.js';
+import { auditTime } from '../../audit/events.js';
 import type { AirlockConfig } from '../../config/load.js';
 import type { TaskObserver } from '../../tasks/policy.js';
 import type { Authenticator } from '../auth/index.js';
@@ -67,6 +68,7 @@ export function openApprovals(options: {
         client.owner === undefined ? [] : [[client.id, personUserId('token', client.owner)] as const],
       ),
     ),
+    ...(config.jwt !== undefined && { jwtIssuer: config.jwt.issuer }),
     secrets: config.scrubSecrets,
     audit: (event, required) => audit.record(event, required),
     baseUrl: () => config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${options.port()}`,
@@ -76,11 +78,23 @@ export function openApprovals(options: {
       ? undefined
       : createApprovalRoutes({
           desk,
-          persons: new PersonAuthenticator(settings.people, auth.jwtVerifier()),
+          persons: new PersonAuthenticator(settings.people, auth.jwtVerifier(), settings.persons),
           console: settings.console,
           secureCookies: config.server.publicUrl?.startsWith('https:') === true,
           authFailures,
           onAuthFailed: (reason, remote) => audit.authFailed(reason, undefined, remote),
+          onNotAPerson: (user, remote) =>
+            audit.record(
+              {
+                type: 'a2a.approval.decision_refused',
+                time: auditTime(),
+                outcome: 'denied',
+                user,
+                reason: 'not_a_person',
+                ...(remote !== undefined && { remote }),
+              },
+              false,
+            ),
           logger,
           maxBodyBytes: Math.min(config.server.maxBodyBytes, 64 * 1024),
           bodyTimeoutMs: config.server.bodyTimeoutMs,

@@ -156,6 +156,10 @@ export class ClientAuthenticator {
   matchToken(token: string, slug: string): AuthOutcome | undefined {
     const digest = tokenDigestHex(token);
     const entry = this.#byDigest.get(digest);
+    // Defence in depth, and equivalent code: the map is keyed by this very digest, so an entry
+    // found always has an equal digest and the comparison cannot turn a found entry down. No
+    // test can tell it from its absence (removing it changes no outcome), so it has no negative
+    // test; what must hold (an unknown or altered token is refused) is tested on the lookup.
     if (entry === undefined || !timingSafeEqual(entry.client.tokenDigest, Buffer.from(digest, 'hex'))) {
       return undefined;
     }

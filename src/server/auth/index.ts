@@ -32,7 +32,15 @@ export {
   MAX_JWKS_BYTES,
 } from './jwt.js';
 export type { JwksFetcher, JwtAuthenticatorOptions, JwtFailure, JwtVerification } from './jwt.js';
-export { PersonAuthenticator, personUserId, type JwtVerifier, type Person } from './persons.js';
+export {
+  isNotAPerson,
+  jwtPersonId,
+  PersonAuthenticator,
+  personUserId,
+  type JwtVerifier,
+  type NotAPerson,
+  type Person,
+} from './persons.js';
 
 export interface AuthenticatorOptions {
   clients: readonly ClientEntry[];

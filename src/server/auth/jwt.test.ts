@@ -118,8 +118,62 @@ describe('JwtAuthenticator: verification', () => {
     };
     assert.equal(await clientOf({ azp: 'app-1', client_id: 'app-2' }), 'app-1');
     assert.equal(await clientOf({ client_id: 'app-2' }), 'app-2');
-    assert.equal(await clientOf({ azp: 7, client_id: 'app-2' }), 'app-2');
     assert.equal(await clientOf({}), ISSUER);
+  });
+
+  it('refuses a client id claim that is present but not a string, never falling back to the next one or the issuer', async () => {
+    const auth = new JwtAuthenticator(settings());
+    for (const value of [7, null, true, ['app-1'], { id: 'app-1' }]) {
+      for (const claims of [
+        { azp: value },
+        { client_id: value },
+        { azp: value, client_id: 'app-2' },
+        { azp: 'app-1', client_id: value },
+      ]) {
+        assert.equal(
+          await failure(auth, await mint(claims as JWTPayload)),
+          'invalid_client_id',
+          JSON.stringify(claims),
+        );
+      }
+    }
+  });
+
+  it('refuses an issuer or audience that is not a string (or an array of strings)', async () => {
+    const auth = new JwtAuthenticator(settings());
+    assert.equal(await failure(auth, await mint({ iss: [ISSUER] as never })), 'wrong_issuer');
+    assert.equal(await failure(auth, await mint({ iss: { iss: ISSUER } as never })), 'wrong_issuer');
+    assert.equal(await failure(auth, await mint({ aud: 7 as never })), 'wrong_audience');
+    assert.equal(await failure(auth, await mint({ aud: [AUDIENCE, 7] as never })), 'invalid_claim');
+    assert.equal(await failure(auth, await mint({ aud: [AUDIENCE, null] as never })), 'invalid_claim');
+  });
+
+  it('refuses an iat in the future beyond the clock tolerance (jose checks iat only with maxTokenAge)', async () => {
+    const auth = new JwtAuthenticator(settings());
+    assert.equal(await failure(auth, await mint({ iat: now() + 3600, exp: now() + 7200 })), 'issued_in_future');
+    assert.equal(await failure(auth, await mint({ iat: now() + 60 })), 'issued_in_future');
+    // Within the tolerance (30 s) a clock a little ahead is fine; with 0 s it is not.
+    assert.equal(await failure(auth, await mint({ iat: now() + 10 })), 'ok');
+    assert.equal(
+      await failure(new JwtAuthenticator(settings({ clockToleranceSeconds: 0 })), await mint({ iat: now() + 10 })),
+      'issued_in_future',
+    );
+    assert.equal(await failure(auth, await mint({ iat: 'now' as never })), 'invalid_claim');
+    assert.equal(await failure(auth, await mint({}, { omit: ['iat'] })), 'ok');
+  });
+
+  it('logs the failure of a refused token (the code only, never the token)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: (fields: Record<string, unknown>) => lines.push(fields),
+      error: () => undefined,
+    };
+    const auth = new JwtAuthenticator(settings(), { logger });
+    const token = await mint({ azp: 42 });
+    assert.deepEqual(await auth.authenticate(token, 'echo'), { ok: false, status: 401, reason: 'invalid_credentials' });
+    assert.deepEqual(lines, [{ event: 'jwt_refused', failure: 'invalid_client_id' }]);
+    assert.ok(!JSON.stringify(lines).includes(token));
   });
 
   it('refuses an expired token, beyond the clock tolerance', async () => {
@@ -412,10 +466,25 @@ describe('JwtAuthenticator: agent grants', () => {
     assert.equal((await auth.authenticate(token, 'writer')).ok, true);
   });
 
-  it('grants agents from an array claim, ignoring entries that are not strings', async () => {
+  it('grants agents from an array claim of strings', async () => {
     const auth = new JwtAuthenticator(settings({ agentsClaim: 'agents' }));
-    const token = await mint({ agents: [7, null, 'a2a:echo'] });
+    const token = await mint({ agents: ['openid', 'a2a:echo'] });
     assert.equal((await auth.authenticate(token, 'echo')).ok, true);
+  });
+
+  it('refuses (401, not 403) an agents claim that is not a string or an array of strings', async () => {
+    const auth = new JwtAuthenticator(settings({ agentsClaim: 'agents' }));
+    for (const agents of [[7, 'a2a:echo'], ['a2a:echo', null], [['a2a:echo']], 7, { 'a2a:echo': true }, null, true]) {
+      const token = await mint({ agents });
+      assert.equal(await failure(auth, token), 'invalid_agents_claim', JSON.stringify(agents));
+      assert.deepEqual(await auth.authenticate(token, 'echo'), {
+        ok: false,
+        status: 401,
+        reason: 'invalid_credentials',
+      });
+    }
+    // Absent: no grants, so a 403 for a valid token.
+    assert.equal(((await auth.authenticate(await mint({}), 'echo')) as { status?: number }).status, 403);
   });
 
   it('refuses an agent the token does not grant with 403 and the principal', async () => {

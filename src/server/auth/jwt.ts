@@ -57,6 +57,8 @@ export class JwtAuthenticator {
   readonly #key: KeyResolver;
   readonly #mapping: PrincipalMapping;
   readonly #remote: RemoteKeySet | undefined;
+  /** Where refusals are logged with their failure (the caller only ever sees a plain 401). */
+  readonly #logger: JwtAuthenticatorOptions['logger'];
 
   /**
    * @param options only for a JWKS URL: how it is fetched (default: a guarded client from the
@@ -81,6 +83,7 @@ export class JwtAuthenticator {
       this.#key = pem.resolver;
     }
     this.#options = claimChecks(settings, algorithms);
+    this.#logger = options.logger;
   }
 
   /**
@@ -135,8 +138,10 @@ export class JwtAuthenticator {
    */
   async verify(token: string): Promise<JwtVerification> {
     const checked = await verifySignedClaims(token, this.#key, this.#options);
-    if (!checked.ok) return checked;
-    return principalFromClaims(checked.payload, this.#mapping);
+    const verified = checked.ok ? principalFromClaims(checked.payload, this.#mapping) : checked;
+    // The failure code only: never the token or a claim's value.
+    if (!verified.ok) this.#logger?.warn({ event: 'jwt_refused', failure: verified.failure });
+    return verified;
   }
 
   /**

@@ -122,7 +122,21 @@ export const CONSOLE_JS = `'use strict';
     field(facts, 'Requested', when(approval.createdAt));
     item.appendChild(facts);
     item.appendChild(el('p', 'Arguments (secrets and addresses are redacted):', 'label'));
-    item.appendChild(el('pre', JSON.stringify(approval.args, null, 2)));
+    // The server's escaped text: invisible and bidi characters appear as \\uXXXX, never raw,
+    // so what is read here is what runs. Without it (an older gateway), nothing is shown.
+    var hidden = approval.hiddenCharacters === true;
+    if (hidden) {
+      var warning = el('p', null, 'warning');
+      warning.setAttribute('role', 'alert');
+      warning.appendChild(el('strong', '\u26A0 Hidden characters'));
+      var warnings = Array.isArray(approval.warnings) ? approval.warnings : [];
+      warning.appendChild(document.createTextNode(': ' + (warnings.length > 0 ? warnings.join(' ') :
+        'the arguments contain invisible or direction-changing characters, shown escaped.')));
+      item.appendChild(warning);
+    }
+    var args = el('pre', typeof approval.argsDisplay === 'string' ? approval.argsDisplay :
+      '(the arguments cannot be shown safely; deny, or use a current console)', hidden ? 'args hidden-characters' : 'args');
+    item.appendChild(args);
     var actions = el('div', null, 'actions');
     actions.appendChild(decisionButton(approval, 'approve', 'Approve'));
     actions.appendChild(decisionButton(approval, 'deny', 'Deny'));

@@ -74,6 +74,9 @@ pre {
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem;
   white-space: pre-wrap; overflow-wrap: anywhere;
 }
+.warning { margin: 0 0 0.5rem; padding: 0.5rem 0.75rem; border: 2px solid var(--deny); border-radius: 6px; }
+.warning strong { color: var(--deny); }
+pre.hidden-characters { border: 2px solid var(--deny); }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 0.92rem; }

@@ -16,5 +16,7 @@ export type { InFlightCap, InFlightLimits, Release } from './concurrency.js';
 export { exceedsJsonDepth } from './json-depth.js';
 export { MessageLimitError, checkMessageLimits } from './message.js';
 export type { MessageLimitReason, MessageLimits } from './message.js';
+export { MetadataLimitError, checkMetadataLimits } from './metadata.js';
+export type { MetadataLimitReason, MetadataLimits } from './metadata.js';
 export { DEFAULT_MAX_RATE_KEYS, RateLimiter } from './rate.js';
 export type { RateLimiterOptions, RequestRateLimit } from './rate.js';

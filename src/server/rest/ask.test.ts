@@ -203,6 +203,15 @@ const LIMITS = {
   maxInputChars: 8192,
   maxConcurrentTasks: 256,
   maxConcurrentTasksPerPrincipal: 16,
+  maxTasksPerPrincipal: 1000,
+  maxParkedTasksPerPrincipal: 100,
+  maxStreams: 1000,
+  maxStreamsPerPrincipal: 16,
+  maxMetadataBytes: 4096,
+  maxMetadataKeys: 128,
+  maxMetadataDepth: 8,
+  maxHistoryMessages: 100,
+  maxTaskOutputBytes: 1024 * 1024,
 };
 
 describe('runAsk', () => {

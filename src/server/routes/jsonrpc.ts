@@ -17,6 +17,7 @@ import type { TaskService } from '../../tasks/service.js';
 import { createJsonBodyStep } from '../admission/body.js';
 import { andThen, compose, REFUSED, type Step } from '../admission/compose.js';
 import type { AdmittedInbound, AgentInbound } from '../admission/inbound.js';
+import type { StreamCandidate } from '../admission/stream-slot.js';
 import type { TurnCandidate } from '../admission/turn.js';
 import type { Logger } from '../log.js';
 import { headerOf, refuse, writeJson } from '../respond/response.js';
@@ -24,6 +25,10 @@ import { decodeRpc, fallbackDialect, rpcFailure, runRpc, turnMessageOf, type Rpc
 import { pipeEventsAsSse, writeSseError } from '../sse.js';
 import { startInboundSpan, tracingActive } from '../trace.js';
 import type { DialectVersion } from '../../protocol/dialect.js';
+
+/** The last event of a stream whose reader fell too far behind (the task goes on). */
+export const READER_BEHIND_MESSAGE =
+  'This stream fell too far behind its reader and was closed; the task goes on: read it with GetTask or subscribe again';
 
 /**
  * What the route needs from the gateway around it.
@@ -37,8 +42,10 @@ export interface RpcRouteOptions {
   service: TaskService;
   /** Lockout → credentials → rate. */
   admitCaller: Step<AgentInbound, AdmittedInbound>;
-  /** Content rules → concurrency slot. */
+  /** Content rules → metadata caps → concurrency slot. */
   admitTurn: Step<TurnCandidate, TurnCandidate>;
+  /** A stream slot (SendStreamingMessage, SubscribeToTask), given back when the stream ends. */
+  admitStream: (candidate: StreamCandidate) => StreamCandidate | typeof REFUSED;
   limits: { maxBodyBytes: number; bodyTimeoutMs: number; maxJsonDepth: number };
   /** The agent's extended card as JSON text in `version`, for this request's base URL. */
   extendedCard: (inbound: AdmittedInbound, version: DialectVersion) => string | undefined;
@@ -83,9 +90,14 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
     return undefined;
   }
 
-  async function pipeStream(res: ServerResponse, outcome: Extract<RpcOutcome, { kind: 'stream' }>): Promise<void> {
+  async function pipeStream(
+    res: ServerResponse,
+    outcome: Extract<RpcOutcome, { kind: 'stream' }>,
+    behind?: () => string,
+  ): Promise<void> {
     try {
-      await pipeEventsAsSse(res, outcome.events, outcome.frame);
+      const end = await pipeEventsAsSse(res, outcome.events, outcome.frame, behind === undefined ? {} : { behind });
+      if (end === 'behind') logger.warn({ event: 'stream_reader_behind' });
     } catch (error) {
       logger.error({ event: 'stream_failed', error: error instanceof Error ? error.message : String(error) });
       writeSseError(res, JSON.stringify(jsonRpcError(null, { code: -32603, message: 'Internal error' })));
@@ -99,6 +111,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
     const span = tracingActive()
       ? startInboundSpan('a2a.jsonrpc', headerOf(admitted.req, 'traceparent'), { 'a2a.agent': agent.config.slug })
       : undefined;
+    let stream: StreamCandidate | undefined;
     try {
       const decoded = decodeRpc(admitted.body, headerOf(admitted.req, 'a2a-version'), agent.onRpcError);
       if (!decoded.ok) return void write(res, decoded.outcome);
@@ -117,6 +130,16 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         text: '',
         grant: undefined,
       };
+      // A stream holds a slot from here until it ends, however it ends (the finally below).
+      if (request.method === 'stream' || request.method === 'subscribe') {
+        const slot = options.admitStream({
+          ctx: turn.ctx,
+          refuseStream: (error) => void write(res, failed(error)),
+          release: undefined,
+        });
+        if (slot === REFUSED) return;
+        stream = slot;
+      }
       const call = {
         service,
         context: turn.ctx,
@@ -132,9 +155,13 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       } catch (error) {
         outcome = failed(error);
       }
-      if (outcome !== REFUSED && outcome.kind === 'stream') await pipeStream(res, outcome);
-      else if (outcome !== REFUSED) void write(res, outcome);
+      if (outcome !== REFUSED && outcome.kind === 'stream') {
+        await pipeStream(res, outcome, () =>
+          JSON.stringify(jsonRpcError(id, dialect.encodeError(new A2AError('INTERNAL', READER_BEHIND_MESSAGE)))),
+        );
+      } else if (outcome !== REFUSED) void write(res, outcome);
     } finally {
+      stream?.release?.();
       span?.end();
     }
   };

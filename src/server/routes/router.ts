@@ -1,6 +1,7 @@
 /**
- * The gateway's router: the network gate first (for every path), then the path decides the
- * route.
+ * The gateway's router: the network gate first (for every path), then the Origin step for the
+ * A2A routes (every path but the person's surface, which checks its own origin, and
+ * `/healthz`), then the path decides the route.
  *
  *   GET  /.well-known/agent-card.json                 the default agent's card
  *   GET  {basePath}/{slug}/.well-known/agent-card.json an agent's card (also pinned: /v1.0/…, /v0.3/…)
@@ -50,6 +51,8 @@ export interface GatewayRoutes {
   config: AirlockConfig;
   agents: ReadonlyMap<string, PublishedAgent>;
   gate: (req: IncomingMessage, res: ServerResponse) => Arrival | Refused;
+  /** The Origin step (admission/origin.ts): web pages on origins not allowed are refused. */
+  origin: (arrival: Arrival) => Arrival | Refused;
   documents: DocumentRoutes;
   rpc: (inbound: AgentInbound) => Promise<void>;
   ask: (inbound: AgentInbound) => Promise<void>;
@@ -68,7 +71,7 @@ export interface GatewayRoutes {
 export function createRouter(
   routes: GatewayRoutes,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
-  const { config, agents, gate, documents, approvals } = routes;
+  const { config, agents, gate, origin, documents, approvals } = routes;
   const { publicCard, rest, defaultAgent } = config.server;
   const basePrefix = `${config.server.basePath}/`;
   const defaultPublished = (): PublishedAgent | undefined =>
@@ -78,6 +81,9 @@ export function createRouter(
     const arrival = gate(req, res);
     if (arrival === REFUSED) return;
     const path = requestPath(req.url);
+    // The console is a page of this origin and the approvals API judges Origin itself (CSRF).
+    const personSurface = approvals !== undefined && (path.startsWith('/approvals') || path.startsWith('/console'));
+    if (!personSurface && path !== '/healthz' && origin(arrival) === REFUSED) return;
 
     if (CARD_PATHS.has(path)) {
       const agent = defaultPublished();
@@ -92,7 +98,7 @@ export function createRouter(
       return documents.jwks(forAgent(arrival, agent));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (approvals !== undefined && (path.startsWith('/approvals') || path.startsWith('/console'))) {
+    if (personSurface) {
       const handled = approvals.handle(req, res, path, arrival.remote);
       if (handled === true) return;
       if (handled !== false) {

@@ -14,14 +14,15 @@
  * ```
  */
 import type { AgentEvent } from '../../agents/backend.js';
-import type { Artifact, Message, TaskState } from '../../protocol/model.js';
+import type { Artifact, Message, Task, TaskState } from '../../protocol/model.js';
 import { newId } from '../ids.js';
 import type { ParkOutcome, TaskOutcomeReason } from '../policy.js';
 import { outcomeOf, statusEvent, storeRefusal, textChars, withStatus } from './lifecycle.js';
 import { abortTurn, emitOutcome, pause, type LiveTask, type TurnSource } from './live.js';
 import { describe } from './log.js';
 import type { ServiceParts } from './parts.js';
-import { appendReplyText, flushHeldText, scrubParts, scrubText } from './reply.js';
+import { appendReplyText, flushHeldText, scrubArtifact, scrubParts, scrubText } from './reply.js';
+import { artifactBytes, outputCapMessage, partsBytes, withCappedHistory } from './caps.js';
 import { closeSource, openSource } from './turn.js';
 
 /** Actions one turn may take without asking (L1, L2) before it is stopped: no endless loop. */
@@ -159,7 +160,7 @@ export class TurnBridge {
     reason: TaskOutcomeReason,
   ): void {
     abortTurn(live, abortReason);
-    this.#parts.writes.commit(live, withStatus(live.task, state, this.#parts.timestamp(), text));
+    this.#parts.writes.commit(live, this.#withStatus(live, state, text));
     this.#parts.bus.publish(live.task.id, statusEvent(live.task, true));
     this.#outcome(live, outcomeOf(state), reason);
     pause(live);
@@ -250,18 +251,27 @@ export class TurnBridge {
   /** Applies one backend event. Returns true when the turn reached its outcome. */
   #apply(live: LiveTask, event: AgentEvent): boolean {
     switch (event.type) {
-      case 'working':
-        this.#transition(live, 'working', scrubText(live, event.text));
+      case 'working': {
+        const text = scrubText(live, event.text);
+        if (text !== undefined && !this.#keeps(live, Buffer.byteLength(text, 'utf8')))
+          return this.#outputTooLarge(live);
+        this.#transition(live, 'working', text);
         return false;
-      case 'text':
-        appendReplyText(live, event.text, event.last === true, this.#parts.writes, this.#parts.bus);
+      }
+      case 'text': {
+        const { writes, bus, caps } = this.#parts;
+        if (!appendReplyText(live, event.text, event.last === true, writes, bus, caps.maxTaskOutputBytes)) {
+          return this.#outputTooLarge(live);
+        }
         return false;
+      }
       case 'artifact': {
         const artifact: Artifact = {
-          ...event.artifact,
-          parts: scrubParts(live, event.artifact.parts),
-          artifactId: event.artifact.artifactId ?? newId(),
+          ...scrubArtifact(live, event.artifact),
+          artifactId: scrubText(live, event.artifact.artifactId) ?? newId(),
         };
+        // A backend streaming artifacts forever stops at the task's cap.
+        if (!this.#keeps(live, artifactBytes(artifact))) return this.#outputTooLarge(live);
         this.#parts.writes.commit(live, { ...live.task, artifacts: [...live.task.artifacts, artifact] });
         this.#parts.bus.publish(live.task.id, {
           kind: 'artifact-update',
@@ -358,15 +368,50 @@ export class TurnBridge {
   }
 
   #transition(live: LiveTask, state: TaskState, text?: string): void {
-    this.#parts.writes.commit(live, withStatus(live.task, state, this.#parts.timestamp(), text));
+    this.#parts.writes.commit(live, this.#withStatus(live, state, text));
     this.#parts.bus.publish(live.task.id, statusEvent(live.task, false));
   }
 
-  /** Moves to a terminal or interrupted state; the stream ends after this event. */
+  /** The task in `state` now, its history held to the cap (the oldest messages go first). */
+  #withStatus(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts']): Task {
+    const next = withStatus(live.task, state, this.#parts.timestamp(), text, parts);
+    return withCappedHistory(next, this.#parts.caps.maxHistoryMessages);
+  }
+
+  /** Counts `bytes` of output against the task's cap; false (nothing counted) if they pass it. */
+  #keeps(live: LiveTask, bytes: number): boolean {
+    const total = (live.outputBytes ?? 0) + bytes;
+    if (total > this.#parts.caps.maxTaskOutputBytes) return false;
+    live.outputBytes = total;
+    return true;
+  }
+
+  /** The backend's output passed the task's cap: the turn fails, saying so, and the backend is stopped. */
+  #outputTooLarge(live: LiveTask): true {
+    this.#end(live, 'failed', outputCapMessage(this.#parts.caps.maxTaskOutputBytes), undefined, 'output_too_large');
+    abortTurn(live, new Error('task output limit reached'));
+    return true;
+  }
+
+  /**
+   * Moves to a terminal or interrupted state; the stream ends after this event. The final
+   * reply counts against the output cap too: a reply that passes it fails the turn instead.
+   */
   #finish(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts'], reason?: TaskOutcomeReason): void {
     // Reply text the scrubber still holds back goes out before the final status.
-    flushHeldText(live, this.#parts.writes, this.#parts.bus);
-    this.#parts.writes.commit(live, withStatus(live.task, state, this.#parts.timestamp(), text, parts));
+    const { writes, bus, caps } = this.#parts;
+    const flushed = flushHeldText(live, writes, bus, caps.maxTaskOutputBytes);
+    const replyBytes =
+      parts !== undefined ? partsBytes(parts) : text !== undefined ? Buffer.byteLength(text, 'utf8') : 0;
+    if (!flushed || !this.#keeps(live, replyBytes)) {
+      this.#outputTooLarge(live);
+      return;
+    }
+    this.#end(live, state, text, parts, reason);
+  }
+
+  #end(live: LiveTask, state: TaskState, text?: string, parts?: Message['parts'], reason?: TaskOutcomeReason): void {
+    this.#parts.writes.commit(live, this.#withStatus(live, state, text, parts));
     this.#parts.bus.publish(live.task.id, statusEvent(live.task, true));
     this.#outcome(live, outcomeOf(state), reason);
     pause(live);

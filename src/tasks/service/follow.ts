@@ -11,7 +11,7 @@
  * ```
  */
 import { isTerminalState, type StreamEvent } from '../../protocol/model.js';
-import { EventQueue } from '../queue.js';
+import { DEFAULT_EVENT_QUEUE_MAX_ITEMS, EventQueue } from '../queue.js';
 import type { TaskEventBus } from '../events.js';
 import type { Replicas } from './replicas.js';
 
@@ -32,7 +32,8 @@ export interface TaskStream {
  * A stream of a task's events. It ends after the turn's final status event (`'pause'`: a
  * send's stream) or only once the task is terminal (`'terminal'`: a subscription, where an
  * interrupted state is not the end, so its `final` flag is cleared). With `remoteOwner`, the
- * task runs on another replica and the store is watched too.
+ * task runs on another replica and the store is watched too. At most `maxPending` events wait
+ * for the caller; past that the caller is dropped (see EventQueue).
  *
  * @example
  * ```ts
@@ -45,8 +46,11 @@ export function followTask(
   taskId: string,
   until: 'pause' | 'terminal' = 'pause',
   remoteOwner?: string,
+  maxPending: number = DEFAULT_EVENT_QUEUE_MAX_ITEMS,
 ): TaskStream {
-  const queue = new EventQueue<StreamEvent>();
+  // Bounded: a caller that lets too many events wait is dropped (its next pull throws
+  // EventQueueOverflowError) and stops listening; the task goes on and GetTask still reads it.
+  const queue = new EventQueue<StreamEvent>({ maxItems: maxPending, onOverflow: () => stop() });
   const onEvent = (event: StreamEvent): void => {
     if (event.kind !== 'status-update') {
       queue.push(event);

@@ -19,7 +19,7 @@ import {
   type TaskStatus,
 } from '../../protocol/model.js';
 import { isoNow, newId } from '../ids.js';
-import type { TaskLifecycleEvent } from '../policy.js';
+import { CapacityError, type TaskLifecycleEvent } from '../policy.js';
 import { isStoreUnavailable } from '../stores/errors.js';
 
 /**
@@ -180,8 +180,8 @@ export function isRunningState(state: TaskState): boolean {
 }
 
 /**
- * What a caller hears when its new task could not be stored. A store that is unavailable is
- * passed on as it is: the server answers it as retryable (see server/rpc.ts and rest/ask.ts).
+ * What a caller hears when its new task could not be stored. A store that is unavailable, or
+ * a quota refusal (CapacityError), is passed on as it is: the server answers it as retryable (see server/rpc.ts and rest/ask.ts).
  *
  * @example
  * ```ts
@@ -189,7 +189,7 @@ export function isRunningState(state: TaskState): boolean {
  * ```
  */
 export function storeRefusal(error: unknown): Error {
-  if (error instanceof A2AError || isStoreUnavailable(error)) return error;
+  if (error instanceof A2AError || error instanceof CapacityError || isStoreUnavailable(error)) return error;
   return new A2AError('INTERNAL', 'The task could not be stored; try again later');
 }
 

@@ -94,6 +94,8 @@ export interface ReplyState {
   scrubStream: ReturnType<ReplyScrubber['stream']> | undefined;
   /** The id of the artifact text chunks go to, once the first chunk arrived. */
   replyArtifactId?: string;
+  /** Bytes of backend output the task keeps so far, all its turns (see caps.ts); unset = 0. */
+  outputBytes?: number;
 }
 
 /**

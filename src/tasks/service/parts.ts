@@ -12,6 +12,7 @@
 import type { TaskEventBus } from '../events.js';
 import type { ParkingGate, TaskObserver } from '../policy.js';
 import type { TaskStore } from '../store.js';
+import type { TaskCaps } from './caps.js';
 import type { LiveTasks } from './live.js';
 import type { ServiceLogger } from './log.js';
 import type { TaskWrites } from './writes.js';
@@ -36,4 +37,6 @@ export interface ServiceParts {
   readonly timestamp: () => string;
   readonly live: LiveTasks;
   readonly writes: TaskWrites;
+  /** What one task may keep: history messages, backend output bytes. */
+  readonly caps: TaskCaps;
 }

@@ -8,7 +8,7 @@
  * appendReplyText(live, ', world', true, writes, bus); // appends to it
  * ```
  */
-import type { Artifact, Message } from '../../protocol/model.js';
+import type { Artifact, JsonObject, JsonValue, Message, Part } from '../../protocol/model.js';
 import type { TaskEventBus } from '../events.js';
 import { newId } from '../ids.js';
 import type { LiveTask } from './live.js';
@@ -28,7 +28,9 @@ export function scrubText(live: LiveTask, text: string | undefined): string | un
 }
 
 /**
- * The same parts with every text part scrubbed (other kinds are our own agents' output, kept).
+ * The same parts with every field scrubbed: text, raw bytes (base64), URL, media type, file
+ * name, data (every key and string, deep) and metadata. A field that leaves Airlock is a field a
+ * backend could put a secret in, whatever its kind (issue 16).
  *
  * @example
  * ```ts
@@ -38,16 +40,85 @@ export function scrubText(live: LiveTask, text: string | undefined): string | un
 export function scrubParts(live: LiveTask, parts: Message['parts']): Message['parts'] {
   const scrubber = live.scrubber;
   if (scrubber === undefined) return parts;
-  return parts.map((part) => (part.kind === 'text' ? { ...part, text: scrubber.scrub(part.text) } : part));
+  return parts.map((part) => scrubPart(part, (text) => scrubber.scrub(text)));
+}
+
+/**
+ * An artifact with its parts, name, description and metadata scrubbed.
+ *
+ * @example
+ * ```ts
+ * const artifact = scrubArtifact(live, event.artifact);
+ * ```
+ */
+export function scrubArtifact<A extends Pick<Artifact, 'parts' | 'name' | 'description' | 'metadata'>>(
+  live: LiveTask,
+  artifact: A,
+): A {
+  const scrubber = live.scrubber;
+  if (scrubber === undefined) return artifact;
+  const scrub = (text: string): string => scrubber.scrub(text);
+  const out: A = { ...artifact, parts: artifact.parts.map((part) => scrubPart(part, scrub)) };
+  if (typeof artifact.name === 'string') out.name = scrub(artifact.name);
+  if (typeof artifact.description === 'string') out.description = scrub(artifact.description);
+  if (artifact.metadata !== undefined) out.metadata = scrubJson(artifact.metadata, scrub) as JsonObject;
+  return out;
+}
+
+function scrubPart(part: Part, scrub: (text: string) => string): Part {
+  const out: Part = { ...part };
+  switch (out.kind) {
+    case 'text':
+      out.text = scrub(out.text);
+      break;
+    case 'raw':
+      out.raw = scrub(out.raw);
+      break;
+    case 'url':
+      out.url = scrub(out.url);
+      break;
+    case 'data':
+      out.data = scrubJson(out.data, scrub);
+      break;
+  }
+  if (typeof out.mediaType === 'string') out.mediaType = scrub(out.mediaType);
+  if (typeof out.filename === 'string') out.filename = scrub(out.filename);
+  if (out.metadata !== undefined) out.metadata = scrubJson(out.metadata, scrub) as JsonObject;
+  return out;
+}
+
+/** Every key and string of a JSON value scrubbed (numbers too, when their digits hold a secret). */
+function scrubJson(value: JsonValue, scrub: (text: string) => string): JsonValue {
+  if (typeof value === 'string') return scrub(value);
+  if (typeof value === 'number') {
+    const digits = String(value);
+    const clean = scrub(digits);
+    return clean === digits ? value : clean;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => scrubJson(item, scrub));
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(out, scrub(key), {
+      value: scrubJson(item, scrub),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /**
  * Text chunks go to one reply artifact: the first creates it, the rest append. The stored
  * artifact keeps one growing text part; the published event carries only the new text.
+ * Every chunk counts against the task's output cap (`maxOutputBytes`, see caps.ts): the chunk
+ * that would pass it is neither stored nor sent, and the answer is false (the bridge then
+ * fails the turn, saying so).
  *
  * @example
  * ```ts
- * appendReplyText(live, event.text, event.last === true, writes, bus);
+ * if (!appendReplyText(live, event.text, event.last === true, writes, bus, caps.maxTaskOutputBytes)) stop();
  * ```
  */
 export function appendReplyText(
@@ -56,19 +127,25 @@ export function appendReplyText(
   last: boolean,
   writes: TaskWrites,
   bus: TaskEventBus,
-): void {
-  let text = chunk;
+  maxOutputBytes = Infinity,
+): boolean {
+  // A backend given in code is not checked like a module: a non-string chunk is coerced, as the
+  // text it joins would coerce it, rather than failing the byte count.
+  let text = typeof chunk === 'string' ? chunk : String(chunk);
   const scrubber = live.scrubber;
   if (scrubber !== undefined) {
     // Held-back text (a possible secret's start) goes out with a later chunk or the flush.
     const stream = (live.scrubStream ??= scrubber.stream());
-    text = stream.push(chunk);
+    text = stream.push(text);
     if (last) {
       text += stream.flush();
       live.scrubStream = undefined;
     }
-    if (text.length === 0 && !last) return;
+    if (text.length === 0 && !last) return true;
   }
+  const outputBytes = (live.outputBytes ?? 0) + Buffer.byteLength(text, 'utf8');
+  if (outputBytes > maxOutputBytes) return false;
+  live.outputBytes = outputBytes;
   const task = live.task;
   let artifactId = live.replyArtifactId;
   let artifacts: Artifact[];
@@ -97,6 +174,7 @@ export function appendReplyText(
     append,
     lastChunk: last,
   });
+  return true;
 }
 
 /**
@@ -104,14 +182,19 @@ export function appendReplyText(
  *
  * @example
  * ```ts
- * flushHeldText(live, writes, bus);
+ * if (!flushHeldText(live, writes, bus, caps.maxTaskOutputBytes)) state = 'failed';
  * writes.commit(live, withStatus(live.task, 'completed', timestamp()));
  * ```
  */
-export function flushHeldText(live: LiveTask, writes: TaskWrites, bus: TaskEventBus): void {
+export function flushHeldText(
+  live: LiveTask,
+  writes: TaskWrites,
+  bus: TaskEventBus,
+  maxOutputBytes = Infinity,
+): boolean {
   const held = live.scrubStream;
-  if (held === undefined) return;
+  if (held === undefined) return true;
   live.scrubStream = undefined;
   const rest = held.flush();
-  if (rest.length > 0) appendReplyText(live, rest, true, writes, bus);
+  return rest.length > 0 ? appendReplyText(live, rest, true, writes, bus, maxOutputBytes) : true;
 }

@@ -19,6 +19,7 @@ import { replyChars, type TurnGrant } from '../policy.js';
 import { busy, statusEvent, withIds, withStatus } from './lifecycle.js';
 import type { LiveTask } from './live.js';
 import type { ServiceParts } from './parts.js';
+import { cappedHistory, storedOutputBytes, withCappedHistory } from './caps.js';
 
 const MAX_CONTEXT_ID = 256;
 
@@ -137,7 +138,10 @@ export class TurnStarter {
     if (parked !== undefined && parked.kind !== 'not_parked' && parked.kind !== 'resume') {
       // A message on a task parked on the person is not a decision: nothing runs.
       if (parked.kind === 'repark') throw new ParkedAnswer(stored);
-      const failed = withStatus(stored, 'failed', this.#parts.timestamp(), parked.message);
+      const failed = withCappedHistory(
+        withStatus(stored, 'failed', this.#parts.timestamp(), parked.message),
+        this.#parts.caps.maxHistoryMessages,
+      );
       await store.put(owner, failed);
       this.#parts.bus.publish(id, statusEvent(failed, true));
       this.#parts.observe?.({
@@ -154,10 +158,14 @@ export class TurnStarter {
     const message = withIds(incoming, id, stored.contextId);
     const resumed: Task = {
       ...stored,
-      history: [...stored.history, message],
+      // A long multi-turn task keeps its newest messages: the oldest go first.
+      history: cappedHistory([...stored.history, message], this.#parts.caps.maxHistoryMessages),
       status: { state: 'working', timestamp: this.#parts.timestamp() },
     };
     const live = registry.register(owner, ctx, resumed, true, grant, incoming);
+    // The output cap counts every turn of the task: this one starts from what it keeps already.
+    const kept = storedOutputBytes(resumed);
+    if (kept > 0) live.outputBytes = kept;
     if (parked?.kind === 'resume') {
       if (parked.action !== undefined) live.approvedAction = parked.action;
       if (parked.answer !== undefined) live.personAnswer = parked.answer;

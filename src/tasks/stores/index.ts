@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TaskStore } from '../store.js';
 import type { MigrationReport } from './migrations/plan.js';
-import { MemoryTaskStore } from './memory.js';
+import { MemoryTaskStore, type MemoryStoreEvent, type MemoryTaskStoreOptions } from './memory.js';
 
 /**
  * What the configuration says about the task store. Retention fields are optional everywhere
@@ -32,7 +32,7 @@ import { MemoryTaskStore } from './memory.js';
  * ```
  */
 export type TaskStoreSpec =
-  | ({ type: 'memory' } & RetentionSpec)
+  | ({ type: 'memory'; maxBytes?: number; parkedTtlMinutes?: number } & RetentionSpec)
   | ({ type: 'sqlite'; path: string; synchronous?: 'full' | 'normal' } & RetentionSpec)
   | ({
       type: 'postgres';
@@ -70,6 +70,41 @@ export interface OpenTaskStoreOptions {
   sweepIntervalMs?: number;
   /** Told of a failed background sweep in a durable store (the next one tries again). */
   onBackgroundError?: (error: unknown) => void;
+  /** `limits.maxTasksPerPrincipal` (memory store; default 1 000). */
+  maxTasksPerPrincipal?: number;
+  /** `limits.maxParkedTasksPerPrincipal` (memory store; default 100). */
+  maxParkedTasksPerPrincipal?: number;
+  /** Told of quota refusals and parked tasks failed by their TTL (memory store), for the audit trail. */
+  onStoreEvent?: (event: MemoryStoreEvent) => void;
+}
+
+/**
+ * The memory store's own bounds from its spec: `maxBytes`, and `parkedTtlMinutes` in ms.
+ *
+ * @example
+ * ```ts
+ * memoryBounds({ type: 'memory', parkedTtlMinutes: 10 }); // { parkedTtlMs: 600000 }
+ * ```
+ */
+export function memoryBounds(
+  spec: Extract<TaskStoreSpec, { type: 'memory' }>,
+): Pick<MemoryTaskStoreOptions, 'maxBytes' | 'parkedTtlMs'> {
+  return {
+    ...(spec.maxBytes !== undefined && { maxBytes: spec.maxBytes }),
+    ...(spec.parkedTtlMinutes !== undefined && { parkedTtlMs: spec.parkedTtlMinutes * 60_000 }),
+  };
+}
+
+function quotas(
+  options: OpenTaskStoreOptions,
+): Pick<MemoryTaskStoreOptions, 'maxTasksPerPrincipal' | 'maxParkedTasksPerPrincipal' | 'onEvent'> {
+  return {
+    ...(options.maxTasksPerPrincipal !== undefined && { maxTasksPerPrincipal: options.maxTasksPerPrincipal }),
+    ...(options.maxParkedTasksPerPrincipal !== undefined && {
+      maxParkedTasksPerPrincipal: options.maxParkedTasksPerPrincipal,
+    }),
+    ...(options.onStoreEvent !== undefined && { onEvent: options.onStoreEvent }),
+  };
 }
 
 /** The SQLite file `airlock serve --data <dir>` keeps its tasks in. */
@@ -94,7 +129,7 @@ export async function openTaskStore(spec: TaskStoreSpec, options: OpenTaskStoreO
   const background = options.onBackgroundError !== undefined && { onBackgroundError: options.onBackgroundError };
   switch (spec.type) {
     case 'memory':
-      return new MemoryTaskStore(retention);
+      return new MemoryTaskStore({ ...retention, ...memoryBounds(spec), ...quotas(options) });
     case 'sqlite': {
       const { SqliteTaskStore } = await import('./sqlite.js');
       return SqliteTaskStore.open({

@@ -15,8 +15,10 @@ import { A2AError } from '../../protocol/errors.js';
 import { TASK_STATES, isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskQuery } from '../store.js';
+import { CapacityError } from '../policy.js';
 import { MemoryTaskStore } from './memory.js';
-import type { MemoryTaskStoreOptions } from './memory.js';
+import type { MemoryStoreEvent, MemoryTaskStoreOptions } from './memory.js';
+import { taskBytes } from './memory/bytes.js';
 
 const BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
 const HOUR_MS = 60 * 60_000;
@@ -43,7 +45,13 @@ function makeTask({ id, contextId = 'ctx-1', state = 'working', at = 0 }: TaskSp
 const openStores: MemoryTaskStore[] = [];
 function makeStore(options: MemoryTaskStoreOptions = {}): { store: MemoryTaskStore; clock: { ms: number } } {
   const clock = { ms: 0 };
-  const store = new MemoryTaskStore({ now: () => clock.ms, ...options });
+  // The per-principal quotas are off unless a test sets them: most tests here are about the store's own bounds.
+  const store = new MemoryTaskStore({
+    now: () => clock.ms,
+    maxTasksPerPrincipal: Number.MAX_SAFE_INTEGER,
+    maxParkedTasksPerPrincipal: Number.MAX_SAFE_INTEGER,
+    ...options,
+  });
   openStores.push(store);
   return { store, clock };
 }
@@ -501,8 +509,9 @@ describe('MemoryTaskStore eviction', () => {
     await store.put('alice', makeTask({ id: 'r1', state: 'working' }));
     await store.put('alice', makeTask({ id: 'r2', state: 'input-required' }));
     await assert.rejects(store.put('alice', makeTask({ id: 'r3' })), (error) => {
-      assertA2AError(error, 'INTERNAL');
-      assert.equal((error as A2AError).message, 'Task store is full; try again later');
+      assert.ok(error instanceof CapacityError);
+      assert.equal(error.quota, 'task_store_full');
+      assert.match(error.message, /store\.maxTasks/);
       return true;
     });
     assert.equal(store.size, 2);
@@ -695,9 +704,12 @@ describe('MemoryTaskStore against a model with eviction and expiry', () => {
             let full = false;
             if (!rows.has(task.id)) {
               while (rows.size >= MAX_TASKS) {
-                const finished = oldest([...rows.values()].filter((row) => isTerminalState(row.task.status.state)));
+                const finished = [...rows.values()].filter((row) => isTerminalState(row.task.status.state));
+                const ownFinished = oldest(finished.filter((row) => row.owner === owner));
                 const stale = oldest(rows.values());
-                const victim = finished ?? (stale !== undefined && expired(stale) ? stale : undefined);
+                // The caller's own finished tasks go first, then expired ones, then anyone's finished ones.
+                const victim =
+                  ownFinished ?? (stale !== undefined && expired(stale) ? stale : undefined) ?? oldest(finished);
                 if (victim === undefined) {
                   full = true;
                   break;
@@ -706,7 +718,7 @@ describe('MemoryTaskStore against a model with eviction and expiry', () => {
               }
             }
             if (full) {
-              await assert.rejects(store.put(owner, task), (error) => assertA2AError(error, 'INTERNAL'));
+              await assert.rejects(store.put(owner, task), (error) => error instanceof CapacityError);
             } else {
               await store.put(owner, task);
               rows.set(task.id, { owner, task, touchedMs: clock.ms, seq: seq++ });
@@ -788,5 +800,105 @@ describe('MemoryTaskStore idle TTL', () => {
     for (let waited = 0; swept.store.size > 0 && waited < 2_000; waited += 10) await sleep(10);
     assert.equal(swept.store.size, 0);
     assert.equal(closed.store.size, 1, 'no sweep after close');
+  });
+});
+
+describe('MemoryTaskStore fair shares (issue 16)', () => {
+  const refusedFor = (quota: string) => (error: unknown) =>
+    error instanceof CapacityError && error.quota === quota && error.retryAfterSeconds >= 1;
+
+  test('over maxTasksPerPrincipal its own oldest finished task goes, never another principal’s; with none finished it is refused', async () => {
+    const events: MemoryStoreEvent[] = [];
+    const { store } = makeStore({ maxTasksPerPrincipal: 2, onEvent: (event) => events.push(event) });
+    await store.put('bob@echo', makeTask({ id: 'bob-1', state: 'completed', at: 0 }));
+    await store.put('alice@echo', makeTask({ id: 'a1', state: 'completed', at: 1 }));
+    // Owner keys of one principal at two agents share its quota.
+    await store.put('alice@other', makeTask({ id: 'a2', state: 'completed', at: 2 }));
+    await store.put('alice@echo', makeTask({ id: 'a3', state: 'working', at: 3 }));
+    assert.equal(await store.get('alice@echo', 'a1'), undefined, 'alice’s oldest finished task made room');
+    assert.ok(await store.get('bob@echo', 'bob-1'), 'bob’s older task stays');
+    await store.put('alice@echo', makeTask({ id: 'a4', state: 'working', at: 4 }));
+    assert.equal(await store.get('alice@other', 'a2'), undefined);
+    await assert.rejects(store.put('alice@echo', makeTask({ id: 'a5' })), (error: unknown) => {
+      assert.ok(refusedFor('task_quota')(error));
+      assert.match((error as Error).message, /limits\.maxTasksPerPrincipal/);
+      assert.doesNotMatch((error as Error).message, /alice/);
+      return true;
+    });
+    assert.deepEqual(events, [{ type: 'refused', owner: 'alice@echo', quota: 'task_quota' }]);
+    assert.equal(store.size, 3);
+    await store.put('bob@echo', makeTask({ id: 'bob-2' }));
+  });
+
+  test('over maxParkedTasksPerPrincipal a new task is refused; a task moving into a parked state never is', async () => {
+    const { store } = makeStore({ maxParkedTasksPerPrincipal: 1 });
+    await store.put('alice@echo', makeTask({ id: 'p1', state: 'input-required' }));
+    await assert.rejects(store.put('alice@echo', makeTask({ id: 'p2' })), refusedFor('parked_quota'));
+    await store.put('bob@echo', makeTask({ id: 'b1', state: 'auth-required' }));
+    await store.put('alice@echo', makeTask({ id: 'p1', state: 'working', at: 1 }));
+    await store.put('alice@echo', makeTask({ id: 'p2', state: 'working' }));
+    await store.put('alice@echo', makeTask({ id: 'p1', state: 'input-required', at: 2 }));
+    await store.put('alice@echo', makeTask({ id: 'p2', state: 'input-required', at: 2 })); // a replacement: never refused
+    await assert.rejects(store.put('alice@echo', makeTask({ id: 'p3' })), refusedFor('parked_quota'));
+  });
+
+  test('a parked task idle for parkedTtlMs fails, saying why, and is reported; get, list and sweep all see it', async () => {
+    const events: MemoryStoreEvent[] = [];
+    const { store, clock } = makeStore({ parkedTtlMs: 100, taskTtlMs: 10_000, onEvent: (event) => events.push(event) });
+    await store.put('alice@echo', makeTask({ id: 'p1', state: 'input-required' }));
+    await store.put('alice@echo', makeTask({ id: 'p2', state: 'auth-required' }));
+    await store.put('alice@echo', makeTask({ id: 'w1', state: 'working' }));
+    clock.ms = 99;
+    assert.equal((await store.get('alice@echo', 'p1'))?.status.state, 'input-required');
+    clock.ms = 100;
+    const failed = await store.get('alice@echo', 'p1');
+    assert.equal(failed?.status.state, 'failed');
+    assert.match(JSON.stringify(failed?.status.message), /waited too long for input/);
+    assert.equal((await store.list('alice@echo', { pageSize: 10, status: 'auth-required' })).totalSize, 0);
+    assert.equal(store.sweep(), 0, 'nothing left to fail');
+    assert.equal((await store.get('alice@echo', 'w1'))?.status.state, 'working', 'a running task is not parked');
+    assert.deepEqual(events.map((event) => [event.type, event.type === 'parked_expired' ? event.task.id : '']).sort(), [
+      ['parked_expired', 'p1'],
+      ['parked_expired', 'p2'],
+    ]);
+  });
+
+  test('maxBytes: bytes follow puts, replacements and evictions; over it the caller’s own finished tasks go first', async () => {
+    const { store } = makeStore({ maxBytes: 10_000 });
+    const big = (id: string, state: TaskState, chars: number): Task => ({
+      ...makeTask({ id, state }),
+      artifacts: [{ artifactId: 'a', parts: [{ kind: 'text', text: 'x'.repeat(chars) }] }],
+    });
+    await store.put('bob@echo', big('b1', 'completed', 3_000));
+    const afterBob = store.bytes;
+    assert.ok(afterBob > 3_000 && afterBob < 3_500, String(afterBob));
+    await store.put('alice@echo', big('a1', 'completed', 3_000));
+    await store.put('alice@echo', big('a2', 'completed', 3_000));
+    await store.put('alice@echo', big('a3', 'completed', 3_000));
+    assert.ok(store.bytes <= 10_000, String(store.bytes));
+    assert.ok(await store.get('bob@echo', 'b1'), 'bob’s older task stays');
+    assert.equal(await store.get('alice@echo', 'a1'), undefined, 'alice’s own oldest went');
+    // A replacement that grows a task is charged the difference.
+    const before = store.bytes;
+    await store.put('alice@echo', big('a3', 'completed', 100));
+    assert.ok(store.bytes < before - 2_500, `${store.bytes} vs ${before}`);
+    // Full of running tasks: refused, naming the store's bounds.
+    const { store: small } = makeStore({ maxBytes: 5_000 });
+    await small.put('alice@echo', big('r1', 'working', 4_000));
+    await assert.rejects(small.put('bob@echo', big('r2', 'working', 4_000)), refusedFor('task_store_full'));
+  });
+
+  test('taskBytes is close to the JSON length of a task and never below its text', () => {
+    const task: Task = {
+      ...makeTask({ id: 't1', state: 'completed' }),
+      history: [{ messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'é'.repeat(5_000) }] }],
+      artifacts: [
+        { artifactId: 'a1', parts: [{ kind: 'data', data: { nested: ['x'.repeat(2_000), 1, true, null] } }] },
+      ],
+      metadata: { note: 'y'.repeat(1_000) },
+    };
+    const json = JSON.stringify(task).length;
+    const measured = taskBytes(task);
+    assert.ok(measured >= 8_000 && Math.abs(measured - json) < 600, `${measured} vs ${json}`);
   });
 });

@@ -28,7 +28,9 @@
  * a move between the per-state indexes for a new state.
  *
  * The pieces live beside this file: `memory/entries.ts` (an entry and its owner's and context's
- * indexes), `memory/sorted-index.ts`, `memory/linked-list.ts` and `memory/pages.ts` (ListTasks).
+ * indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`, `memory/pages.ts` (ListTasks),
+ * `memory/bytes.ts` (a task's size) and `memory/shares.ts` (per-principal quotas, the eviction
+ * order, the bytes bound and the parked tasks' TTL).
  *
  * @example
  * ```ts
@@ -40,13 +42,15 @@
  * await store.close();
  * ```
  */
-import { A2AError } from '../../protocol/errors.js';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
-import { addToIndexes, Entry, reindex, removeFromIndexes, type OwnerIndexes } from './memory/entries.js';
+import { taskBytes } from './memory/bytes.js';
+import { addToIndexes, Entry, reindex, removeFromIndexes, type OwnerIndexes, type Share } from './memory/entries.js';
 import { LinkedList } from './memory/linked-list.js';
 import { readPage, readSingle } from './memory/pages.js';
+import type { FairShareLimits } from './memory/limits.js';
+import { FairShares } from './memory/shares.js';
 import { SortedIndex } from './memory/sorted-index.js';
 import { checkTaskQuery, decodePageToken } from './page-token.js';
 import {
@@ -58,14 +62,15 @@ import {
 } from './retention.js';
 
 /**
- * Tuning for {@link MemoryTaskStore}. Every field is optional.
+ * Tuning for {@link MemoryTaskStore}. Every field is optional; the per-principal quotas, the
+ * bytes bound, the parked TTL and `onEvent` are documented on {@link FairShareLimits}.
  *
  * @example
  * ```ts
  * const options: MemoryTaskStoreOptions = { maxTasks: 1_000, taskTtlMs: 5 * 60_000 };
  * ```
  */
-export interface MemoryTaskStoreOptions {
+export interface MemoryTaskStoreOptions extends FairShareLimits {
   /** Most tasks held at once, over all owners. Default 10 000. */
   maxTasks?: number;
   /** A task not updated (put) for this long is dropped. Default 60 minutes. */
@@ -78,6 +83,22 @@ export interface MemoryTaskStoreOptions {
    */
   now?: () => number;
 }
+
+/**
+ * The quota defaults and the event type live with the fair shares (`memory/limits.ts`).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PARKED_TTL_MS, type MemoryStoreEvent } from './memory.js';
+ * ```
+ */
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_PARKED_TASKS_PER_PRINCIPAL,
+  DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+  DEFAULT_PARKED_TTL_MS,
+  type MemoryStoreEvent,
+} from './memory/limits.js';
 
 const STORE_NAME = 'MemoryTaskStore';
 /** Most tasks one timer tick drops, so a sweep never stalls the event loop for long. */
@@ -106,6 +127,8 @@ const SWEEP_BATCH = DEFAULT_SWEEP_BATCH;
 export class MemoryTaskStore implements TaskStore {
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
+  /** Per-principal quotas, the bytes bound and the parked TTL (see `memory/shares.ts`). */
+  private readonly shares: FairShares;
   private readonly readClock: () => number;
   private readonly entries = new Map<string, Entry>();
   private readonly touched = new LinkedList<Entry>();
@@ -120,6 +143,14 @@ export class MemoryTaskStore implements TaskStore {
     this.taskTtlMs = options.taskTtlMs ?? DEFAULT_TTL_MS;
     const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     checkRetention(STORE_NAME, { maxTasks: this.maxTasks, taskTtlMs: this.taskTtlMs, sweepIntervalMs });
+    // Built once: the store's put and sweep call through it without allocating.
+    this.shares = new FairShares(this.maxTasks, options, {
+      count: () => this.entries.size,
+      firstExpired: (nowMs) => this.firstExpired(nowMs),
+      firstFinished: () => this.terminal.first(),
+      evict: (entry) => this.detach(entry),
+      replace: (entry, task, statusMs, nowMs, bytes) => this.replace(entry, task, statusMs, nowMs, bytes),
+    });
     this.readClock = options.now ?? (() => performance.now());
     // unref: an idle store must not keep the process alive.
     this.timer = setInterval(() => this.sweep(), sweepIntervalMs).unref();
@@ -138,8 +169,22 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /**
-   * Creates or replaces a task. A new task is refused (A2AError INTERNAL) only when the
-   * store is full of unfinished, unexpired tasks; a replacement is never refused.
+   * The bytes charged against `maxBytes` (approximate JSON size of every task held).
+   *
+   * @example
+   * ```ts
+   * metrics.gauge('airlock_task_store_bytes', store.bytes);
+   * ```
+   */
+  get bytes(): number {
+    return this.shares.bytes;
+  }
+
+  /**
+   * Creates or replaces a task. A new task is refused (CapacityError, naming the quota) when its
+   * principal holds `maxTasksPerPrincipal` tasks none of which is finished, or
+   * `maxParkedTasksPerPrincipal` parked ones, or when the store is full (count or bytes) of
+   * unfinished, unexpired tasks; a replacement is never refused.
    *
    * @throws Error if the id already belongs to another owner (a bug in the caller: task
    *   ids are generated server-side and never shared), or if the status timestamp is not a date.
@@ -157,12 +202,15 @@ export class MemoryTaskStore implements TaskStore {
     }
     // Parsed before anything changes, so that a bad timestamp leaves the store unchanged.
     const statusMs = statusMsOf(task);
+    const bytes = taskBytes(task);
     if (existing !== undefined) {
-      this.replace(existing, task, statusMs, nowMs);
+      this.replace(existing, task, statusMs, nowMs, bytes);
+      // A replacement that grew the store past its bytes gives back finished tasks, never itself.
+      this.shares.shedBytes(existing);
     } else {
       // Room first: an eviction may drop this owner's or this context's indexes.
-      this.makeRoom(nowMs);
-      this.attach(owner, task, statusMs, nowMs);
+      const share = this.shares.makeRoom(owner, nowMs, bytes);
+      this.attach(owner, share, task, statusMs, nowMs, bytes);
     }
   }
 
@@ -195,8 +243,11 @@ export class MemoryTaskStore implements TaskStore {
   async list(owner: string, query: TaskQuery): Promise<TaskPage> {
     checkTaskQuery(query);
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
-    // Drop everything expired first so that neither the page nor totalSize counts it.
-    this.dropExpired(this.clock(), Number.POSITIVE_INFINITY);
+    // Drop everything expired first so that neither the page nor totalSize counts it, and fail
+    // parked tasks past their TTL so that a status filter sees them as failed.
+    const nowMs = this.clock();
+    this.shares.failParked(nowMs, Number.POSITIVE_INFINITY);
+    this.dropExpired(nowMs, Number.POSITIVE_INFINITY);
     const index = this.indexFor(owner, query.contextId, query.status);
     if (index instanceof Entry) return readSingle(index, query.statusTimestampAfter, cursor);
     // An index may be empty (a state every task has left): it reads like a missing one.
@@ -215,7 +266,8 @@ export class MemoryTaskStore implements TaskStore {
    * ```
    */
   sweep(limit: number = SWEEP_BATCH): number {
-    return this.dropExpired(this.clock(), limit);
+    const nowMs = this.clock();
+    return this.shares.failParked(nowMs, limit) + this.dropExpired(nowMs, limit);
   }
 
   /**
@@ -244,12 +296,19 @@ export class MemoryTaskStore implements TaskStore {
     return nowMs - entry.touchedMs >= this.taskTtlMs;
   }
 
-  /** The entry for an id unless it has expired, in which case it is dropped on the spot. */
+  /**
+   * The entry for an id unless it has expired, in which case it is dropped on the spot; a parked
+   * task past its TTL is failed first (and so reads as failed).
+   */
   private liveEntry(taskId: string, nowMs: number): Entry | undefined {
     const entry = this.entries.get(taskId);
-    if (entry === undefined || !this.isExpired(entry, nowMs)) return entry;
-    this.detach(entry);
-    return undefined;
+    if (entry === undefined) return undefined;
+    if (this.isExpired(entry, nowMs)) {
+      this.detach(entry);
+      return undefined;
+    }
+    if (this.shares.isParkedTooLong(entry, nowMs)) this.shares.failParkedEntry(entry, nowMs);
+    return entry;
   }
 
   /**
@@ -265,15 +324,6 @@ export class MemoryTaskStore implements TaskStore {
     const group = contextId === undefined ? owned : owned?.byContext.get(contextId);
     if (group instanceof Entry) return state === undefined || group.state === state ? group : undefined;
     return state === undefined ? group?.all : group?.byState.get(state);
-  }
-
-  /** Evicts until a new task fits: finished tasks first (least recently updated), then expired ones. */
-  private makeRoom(nowMs: number): void {
-    while (this.entries.size >= this.maxTasks) {
-      const victim = this.terminal.first() ?? this.firstExpired(nowMs);
-      if (victim === undefined) throw new A2AError('INTERNAL', 'Task store is full; try again later');
-      this.detach(victim);
-    }
   }
 
   /** The least recently updated task, if it has expired; if it has not, no task has. */
@@ -293,13 +343,16 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** Stores a task whose id is not in the store. */
-  private attach(owner: string, task: Task, statusMs: number, nowMs: number): void {
+  private attach(owner: string, share: Share, task: Task, statusMs: number, nowMs: number, bytes: number): void {
     let owned = this.indexes.get(owner);
     if (owned === undefined) {
       owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
       this.indexes.set(owner, owned);
     }
     const entry = new Entry(owner, task, statusMs, nowMs, owned);
+    entry.share = share;
+    entry.bytes = bytes;
+    this.shares.attached(entry);
     this.entries.set(entry.id, entry);
     this.touched.append(entry.touchedNode);
     if (isTerminalState(entry.state)) this.terminal.append(entry.terminalNode);
@@ -310,19 +363,17 @@ export class MemoryTaskStore implements TaskStore {
    * Updates a stored task in place. Its entry stays in `entries` untouched, its list nodes
    * are moved rather than replaced, and it moves only in the indexes its change affects.
    */
-  private replace(entry: Entry, task: Task, statusMs: number, nowMs: number): void {
+  private replace(entry: Entry, task: Task, statusMs: number, nowMs: number, bytes: number): void {
     entry.task = task;
     entry.touchedMs = nowMs;
     this.touched.moveToEnd(entry.touchedNode);
     const { contextId } = task;
     const { state } = task.status;
-    const wasTerminal = entry.terminalNode.linked;
+    this.shares.replaced(entry, state, bytes);
     if (isTerminalState(state)) {
-      if (wasTerminal) this.terminal.moveToEnd(entry.terminalNode);
+      if (entry.terminalNode.linked) this.terminal.moveToEnd(entry.terminalNode);
       else this.terminal.append(entry.terminalNode);
-    } else if (wasTerminal) {
-      this.terminal.unlink(entry.terminalNode);
-    }
+    } else if (entry.terminalNode.linked) this.terminal.unlink(entry.terminalNode);
     reindex(entry, contextId, state, statusMs);
   }
 
@@ -331,6 +382,7 @@ export class MemoryTaskStore implements TaskStore {
     this.entries.delete(entry.id);
     this.touched.unlink(entry.touchedNode);
     this.terminal.unlink(entry.terminalNode);
+    this.shares.detached(entry);
     removeFromIndexes(entry);
     if (entry.owned.all.size === 0) this.indexes.delete(entry.owner);
   }

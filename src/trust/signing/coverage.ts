@@ -50,7 +50,9 @@ const GROUPS: readonly TrustFieldGroup[] = ['interfaces', 'securitySchemes', 'se
 
 /**
  * The trust field groups of `card` (parsed card JSON) that a signature over its payload
- * does not cover, in a fixed order; empty when it covers all. Throws
+ * does not cover, in a fixed order; empty when it covers all. `signedCard` is the card as the
+ * signature saw it when that differs from the card as served (a signature over the card
+ * without some members, see `sdk-instance.ts`); default: the card itself. Throws
  * `CardSignatureError('card_malformed')` when the card is not one Airlock can read, and as
  * `cardV10Projection` does.
  *
@@ -59,8 +61,8 @@ const GROUPS: readonly TrustFieldGroup[] = ['interfaces', 'securitySchemes', 'se
  * uncoveredTrustFields(JSON.parse(body)).includes('interfaces'); // a v0.3 card without supportedInterfaces
  * ```
  */
-export function uncoveredTrustFields(card: unknown): TrustFieldGroup[] {
-  const projection = cardV10Projection(card);
+export function uncoveredTrustFields(card: unknown, signedCard: unknown = card): TrustFieldGroup[] {
+  const projection = cardV10Projection(signedCard);
   let served: AgentCard;
   try {
     served = decodeAnyCard(card);

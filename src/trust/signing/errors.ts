@@ -80,7 +80,8 @@ export class SigningKeyError extends AirlockError {
  *   why, per signature.
  * - `signature_incomplete`: a signature verified, but a field Airlock trusts (the
  *   interfaces, or with full coverage also the security schemes and requirements and the
- *   skills) lies outside what it signs, e.g. a v0.3 card's `url` or `securitySchemes`.
+ *   skills) lies outside what it signs, e.g. a v0.3 card's `url` or `securitySchemes`, or the
+ *   `securitySchemes` an `@a2a-js/sdk` ≤ 1.3 instance signature leaves out (`omits`).
  *
  * @example
  * ```ts
@@ -159,15 +160,21 @@ export class CardSignatureError extends AirlockError {
   readonly code: CardSignatureErrorCode;
   /** Per signature, why it did not verify (filled for `signature_unverified`). */
   readonly failures: readonly SignatureFailure[];
+  /**
+   * For `signature_incomplete` by a signature over the card without some members (an
+   * `@a2a-js/sdk` ≤ 1.3 instance signature): those members, e.g. `['securitySchemes']`.
+   */
+  readonly omits: readonly string[];
 
   constructor(
     code: CardSignatureErrorCode,
     detail: string,
-    options?: { cause?: unknown; failures?: readonly SignatureFailure[] },
+    options?: { cause?: unknown; failures?: readonly SignatureFailure[]; omits?: readonly string[] },
   ) {
     super(oneLine(detail, 800), options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.failures = options?.failures ?? [];
+    this.omits = options?.omits ?? [];
   }
 }
 

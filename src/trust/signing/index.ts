@@ -7,6 +7,7 @@
  * - `keys.ts`, `thumbprint.ts`, `fetch-keys.ts`: operator keys (private JWK, JWK Sets);
  * - `generate.ts`: new keys; `sign.ts`: signing; `verify.ts`: verifying;
  * - `coverage.ts`: whether a signature vouches for the fields Airlock trusts;
+ * - `sdk-instance.ts`: signatures `@a2a-js/sdk` ≤ 1.3 makes over an `AgentCard` instance;
  * - `errors.ts`: `SigningKeyError` and `CardSignatureError`, with stable codes.
  *
  * @example
@@ -42,6 +43,7 @@ export {
   readSigningKeyFile,
 } from './keys.js';
 export type { PublicJwk, SigningAlgorithm, SigningKey, VerificationKey } from './keys.js';
+export { SDK_INSTANCE_DEFECT, SDK_INSTANCE_OMITTED, withoutSdkInstanceOmissions } from './sdk-instance.js';
 export { signCard } from './sign.js';
 export type { AgentCardSignature, SignCardOptions } from './sign.js';
 export { jwkThumbprint } from './thumbprint.js';

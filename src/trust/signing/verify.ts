@@ -16,6 +16,10 @@
  *   other than `JOSE`.
  * - A verified signature must also cover what Airlock trusts (`coverage.ts`): a v0.3 card
  *   whose endpoint is only in `url` carries a signature that does not vouch for it.
+ * - A signature that matches only the card without `securitySchemes` (how `@a2a-js/sdk` ≤ 1.3
+ *   signs an `AgentCard` instance, a2a-js#663; `sdk-instance.ts`) is reported as such:
+ *   `signature_incomplete` naming what it omits under full coverage, accepted with `omits`
+ *   under `interfaces` coverage.
  *
  * @example
  * ```ts
@@ -28,6 +32,7 @@ import { MAX_SIGNED_CARD_DEPTH, cardSigningPayload } from './canonical.js';
 import { uncoveredTrustFields, type SignatureCoverage } from './coverage.js';
 import { CardSignatureError, showKid, type SignatureFailure, type SignatureFailureCode } from './errors.js';
 import { SIGNING_ALGORITHMS, type OperatorKeySet, type SigningAlgorithm } from './keys.js';
+import { SDK_INSTANCE_DEFECT, SDK_INSTANCE_OMITTED, withoutSdkInstanceOmissions } from './sdk-instance.js';
 import { assertDepth } from '../digest.js';
 
 /**
@@ -55,7 +60,18 @@ export interface VerifyCardOptions {
  * ```
  */
 export type CardSignatureVerdict =
-  | { status: 'verified'; kid: string; alg: SigningAlgorithm; card: Record<string, unknown> }
+  | {
+      status: 'verified';
+      kid: string;
+      alg: SigningAlgorithm;
+      card: Record<string, unknown>;
+      /**
+       * Members of the card the signature does not cover, when it was made the way
+       * `@a2a-js/sdk` ≤ 1.3 signs an `AgentCard` instance (`['securitySchemes']`, a2a-js#663):
+       * accepted only under `interfaces` coverage. Absent for a signature over the whole card.
+       */
+      omits?: readonly string[];
+    }
   | { status: 'unsigned'; card: Record<string, unknown> };
 
 /**
@@ -107,7 +123,9 @@ export async function verifyCardSignatures(
       `the card has ${entries.length} signatures; at most ${MAX_CARD_SIGNATURES} are checked`,
     );
   }
-  const payload = Buffer.from(cardSigningPayload(card), 'utf8').toString('base64url');
+  const coverage = options.coverage ?? 'trust-fields';
+  const canonical = cardSigningPayload(card);
+  const payload = Buffer.from(canonical, 'utf8').toString('base64url');
   const failures: SignatureFailure[] = [];
   for (let index = 0; index < entries.length; index++) {
     const outcome = await checkSignature(entries[index], index, payload, keySet);
@@ -115,7 +133,6 @@ export async function verifyCardSignatures(
       failures.push(outcome.failure);
       continue;
     }
-    const coverage = options.coverage ?? 'trust-fields';
     const uncovered = uncoveredTrustFields(card).filter(
       (group) => coverage === 'trust-fields' || group === 'interfaces',
     );
@@ -127,9 +144,55 @@ export async function verifyCardSignatures(
     }
     return { status: 'verified', kid: outcome.kid, alg: outcome.alg, card };
   }
+  const partial = await verifyWithoutSdkInstanceOmissions(card, canonical, entries, failures, keySet, coverage);
+  if (partial !== undefined) return partial;
   throw new CardSignatureError('signature_unverified', `no signature verifies: ${failures.map(describe).join('; ')}`, {
     failures,
   });
+}
+
+/**
+ * When signatures did not match the card, whether one matches the card without the members an
+ * `@a2a-js/sdk` ≤ 1.3 instance signature drops (`sdk-instance.ts`). Only signatures that
+ * failed as `signature_mismatch` are tried again, and only when leaving those members out
+ * changes the payload. Such a signature is `signature_incomplete` under `trust-fields`
+ * coverage, naming what it omits and why; under `interfaces` coverage it is accepted when it
+ * covers the interfaces, with `omits` saying what it leaves out. Undefined when none matches.
+ */
+async function verifyWithoutSdkInstanceOmissions(
+  card: Record<string, unknown>,
+  canonical: string,
+  entries: readonly unknown[],
+  failures: readonly SignatureFailure[],
+  keySet: OperatorKeySet,
+  coverage: SignatureCoverage,
+): Promise<CardSignatureVerdict | undefined> {
+  const mismatched = failures.filter((failure) => failure.code === 'signature_mismatch');
+  if (mismatched.length === 0) return undefined;
+  const signed = withoutSdkInstanceOmissions(card);
+  const partial = cardSigningPayload(signed);
+  if (partial === canonical) return undefined;
+  const payload = Buffer.from(partial, 'utf8').toString('base64url');
+  for (const { index } of mismatched) {
+    const outcome = await checkSignature(entries[index], index, payload, keySet);
+    if ('failure' in outcome) continue;
+    const omits = [...SDK_INSTANCE_OMITTED];
+    const what = `the signature by ${showKid(outcome.kid)} covers the card without ${omits.join(', ')} (${SDK_INSTANCE_DEFECT}: it signed an AgentCard instance, not the card's JSON form)`;
+    if (coverage === 'trust-fields') {
+      throw new CardSignatureError(
+        'signature_incomplete',
+        `${what}; full trust-field coverage needs the security schemes signed: have the signer sign the card's JSON form, or accept interfaces-only coverage`,
+        { omits },
+      );
+    }
+    if (uncoveredTrustFields(card, signed).includes('interfaces')) {
+      throw new CardSignatureError('signature_incomplete', `${what}, and it does not cover the card's interfaces`, {
+        omits,
+      });
+    }
+    return { status: 'verified', kid: outcome.kid, alg: outcome.alg, card, omits };
+  }
+  return undefined;
 }
 
 function parseCard(raw: Uint8Array | string): Record<string, unknown> {

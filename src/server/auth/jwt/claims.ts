@@ -1,7 +1,10 @@
 /**
  * The checks jose makes on a token: pinned algorithms, exact issuer and audience, expiry
  * (required) and not-before with a small clock tolerance; and how each of jose's refusals maps
- * to a {@link JwtFailure}. Also the retry over several candidate keys during key rotation.
+ * to a {@link JwtFailure}. Also the retry over several candidate keys during key rotation, and
+ * two checks jose leaves out: an `iat` later than now plus the clock tolerance (jose checks
+ * `iat` only with `maxTokenAge`), and an `aud` array holding anything but strings (jose only
+ * looks for the expected audience in it).
  *
  * @example
  * ```ts
@@ -23,12 +26,14 @@ export type JwtFailure =
   | 'bad_signature'
   | 'expired'
   | 'not_yet_valid'
+  | 'issued_in_future'
   | 'wrong_issuer'
   | 'wrong_audience'
   | 'missing_claim'
   | 'invalid_claim'
   | 'invalid_subject'
   | 'invalid_client_id'
+  | 'invalid_agents_claim'
   | 'invalid_actor'
   | 'actor_chain_too_deep'
   | 'keys_unavailable'
@@ -78,13 +83,31 @@ export async function verifySignedClaims(
   options: JWTVerifyOptions,
 ): Promise<{ ok: true; payload: JWTPayload } | { ok: false; failure: JwtFailure }> {
   if (token.length > MAX_TOKEN_LENGTH) return { ok: false, failure: 'malformed' };
+  let checked: { ok: true; payload: JWTPayload } | { ok: false; failure: JwtFailure };
   try {
     const { payload } = await jwtVerify(token, key, options);
-    return { ok: true, payload };
+    checked = { ok: true, payload };
   } catch (error) {
     if (!isMultipleMatchingKeys(error)) return { ok: false, failure: classify(error) };
-    return verifyWithCandidates(token, error, options);
+    checked = await verifyWithCandidates(token, error, options);
   }
+  if (!checked.ok) return checked;
+  const failure = claimsJoseLeaves(checked.payload, options);
+  return failure === undefined ? checked : { ok: false, failure };
+}
+
+/**
+ * What jose accepted but Airlock does not: an `iat` in the future beyond the clock tolerance
+ * (a token minted ahead of time, or by an IdP whose clock is wrong: either way its `exp` says
+ * less than it seems), and an `aud` array with an entry that is not a string. jose has
+ * already checked that `iat`, when present, is a number.
+ */
+function claimsJoseLeaves(payload: JWTPayload, options: JWTVerifyOptions): JwtFailure | undefined {
+  const tolerance = typeof options.clockTolerance === 'number' ? options.clockTolerance : 0;
+  const { iat, aud } = payload;
+  if (typeof iat === 'number' && iat > Math.floor(Date.now() / 1000) + tolerance) return 'issued_in_future';
+  if (Array.isArray(aud) && !aud.every((entry) => typeof entry === 'string')) return 'invalid_claim';
+  return undefined;
 }
 
 /**

@@ -24,6 +24,8 @@ export type JwtVerification =
       principal: Principal;
       /** Agent slugs the token grants (entries of the agents claim that carry the prefix). */
       grants: ReadonlySet<string>;
+      /** The verified payload (read by the approvals' person check: its `scope`/`scp`). */
+      claims?: Readonly<Record<string, unknown>>;
     }
   | { ok: false; failure: JwtFailure };
 
@@ -44,7 +46,10 @@ export interface PrincipalMapping {
 
 /**
  * The principal and grants of a verified payload: `sub` is the subject, `azp` or `client_id`
- * (else the issuer) the client, the current `act` actor the acting agent.
+ * (else the issuer) the client, the current `act` actor the acting agent. Every claim read as
+ * text must be text: a `sub`, `azp`, `client_id` or `act.sub` that is present but not an
+ * identifier, or an agents claim that is not a string or an array of strings, refuses the
+ * token (never a fallback to another claim, the issuer or "no grants").
  *
  * @example
  * ```ts
@@ -56,35 +61,54 @@ export function principalFromClaims(payload: JWTPayload, mapping: PrincipalMappi
   const claims = payload as Record<string, unknown>;
   const subject = own(claims, 'sub');
   if (!isIdentifier(subject)) return { ok: false, failure: 'invalid_subject' };
-  let clientId: string = mapping.issuer;
-  for (const name of ['azp', 'client_id']) {
-    const value = own(claims, name);
-    if (typeof value !== 'string') continue;
-    // A client id that is present but unfit refuses the token: falling back to the issuer
-    // would fold that client into every other client of the issuer.
-    if (!isIdentifier(value)) return { ok: false, failure: 'invalid_client_id' };
-    clientId = value;
-    break;
-  }
+  // Each of azp and client_id, when present, must be an identifier, whatever the other says:
+  // a present but unfit one (a number, an object, null, an empty string) refuses the token.
+  // Falling back to the next claim or to the issuer would fold that client into another.
+  const azp = clientClaim(claims, 'azp');
+  const clientIdClaim = clientClaim(claims, 'client_id');
+  if (azp === INVALID || clientIdClaim === INVALID) return { ok: false, failure: 'invalid_client_id' };
+  const clientId = azp ?? clientIdClaim ?? mapping.issuer;
   const actor = actingAgentOf(claims);
   if (!actor.ok) return actor;
   const { actingAgent } = actor;
+  const grants = grantsFrom(own(claims, mapping.agentsClaim), mapping.agentsPrefix);
+  if (grants === INVALID) return { ok: false, failure: 'invalid_agents_claim' };
   const principal = makePrincipal({
     kind: actingAgent === undefined ? 'service' : 'delegated',
     clientId,
     subject,
     ...(actingAgent !== undefined && { actingAgent }),
   });
-  return { ok: true, principal, grants: grantsFrom(own(claims, mapping.agentsClaim), mapping.agentsPrefix) };
+  return { ok: true, principal, grants, claims };
 }
 
-/** Entries equal to `agentsPrefix + slug` grant `slug`; a claim of any other shape grants nothing. */
-function grantsFrom(claim: unknown, prefix: string): ReadonlySet<string> {
+/** A claim present with a value that is not what it must be. */
+const INVALID = Symbol('invalid');
+
+/** The claim's identifier; undefined when absent; INVALID when present but not an identifier. */
+function clientClaim(claims: Record<string, unknown>, name: string): string | undefined | typeof INVALID {
+  if (!Object.hasOwn(claims, name)) return undefined;
+  const value = claims[name];
+  return isIdentifier(value) ? value : INVALID;
+}
+
+/**
+ * Entries equal to `agentsPrefix + slug` grant `slug`. The claim, when present, is a
+ * space-separated string or an array of strings; any other shape, or an array holding a
+ * non-string, is INVALID (the token is refused, not read as granting less). Every entry is
+ * looked at (the token's length bounds them); at most {@link MAX_GRANTS} grants are kept.
+ */
+function grantsFrom(claim: unknown, prefix: string): ReadonlySet<string> | typeof INVALID {
   const grants = new Set<string>();
-  const entries = typeof claim === 'string' ? claim.split(' ', MAX_GRANTS) : Array.isArray(claim) ? claim : [];
-  for (let i = 0; i < entries.length && i < MAX_GRANTS; i++) {
+  if (claim === undefined) return grants;
+  let entries: readonly unknown[];
+  if (typeof claim === 'string') entries = claim.split(' ', MAX_GRANTS);
+  else if (Array.isArray(claim)) entries = claim;
+  else return INVALID;
+  for (let i = 0; i < entries.length; i++) {
     const entry: unknown = entries[i];
-    if (typeof entry === 'string' && entry.length > prefix.length && entry.startsWith(prefix)) {
+    if (typeof entry !== 'string') return INVALID;
+    if (grants.size < MAX_GRANTS && entry.length > prefix.length && entry.startsWith(prefix)) {
       grants.add(entry.slice(prefix.length));
     }
   }

@@ -59,7 +59,10 @@ export interface JwtAuthenticatorOptions {
   fetchJwks?: JwksFetcher;
   /** The guarded client JWKS fetches go through; default: one from the AIRLOCK_* environment. */
   client?: GuardedClient;
-  /** Where refresh failures and keyless refusals are logged; default: JSON lines on stderr. */
+  /**
+   * Where refresh failures and keyless refusals are logged (default: JSON lines on stderr), and
+   * every refused token with its failure code (`jwt_refused`; not logged without a logger).
+   */
   logger?: Logger;
   /** Milliseconds clock for the on-demand rate limit (tests). */
   now?: () => number;

@@ -11,7 +11,7 @@
  * ```
  */
 import type { Task, TaskState } from '../../../protocol/model.js';
-import { ListNode } from './linked-list.js';
+import { ListNode, type LinkedList } from './linked-list.js';
 import { SortedIndex, type SortKey } from './sorted-index.js';
 
 /**
@@ -46,6 +46,24 @@ export interface OwnerIndexes extends IndexGroup {
 }
 
 /**
+ * One principal's share of the memory store: how many tasks it holds, how many of them are
+ * parked (input- or auth-required), and its finished tasks, least recently updated first (the
+ * ones it gives up first when it is over its quota or the store is full). Kept while it has a
+ * task in the store.
+ *
+ * @example
+ * ```ts
+ * const share: Share = { key: 'client:a::a', tasks: 0, parked: 0, terminal: new LinkedList() };
+ * ```
+ */
+export interface Share {
+  readonly key: string;
+  tasks: number;
+  parked: number;
+  readonly terminal: LinkedList<Entry>;
+}
+
+/**
  * One stored task, for the whole time its id is in the store. The fields the indexes sort
  * and group by are copied out of the task at put time, so that a caller mutating the task
  * by mistake cannot corrupt an index; they change only together with the index positions.
@@ -72,6 +90,14 @@ export class Entry implements SortKey {
   /** Allocated once: an update moves them rather than allocating new ones. */
   readonly touchedNode: ListNode<Entry>;
   readonly terminalNode: ListNode<Entry>;
+  /** In its principal's own list of finished tasks (eviction within its quota). */
+  readonly shareTerminalNode: ListNode<Entry>;
+  /** In the store's list of parked (input- or auth-required) tasks, for their idle TTL. */
+  readonly parkedNode: ListNode<Entry>;
+  /** The approximate JSON size of the task (see `taskBytes`), measured once per put. */
+  bytes = 0;
+  /** Its principal's share of the store (set when the store attaches the entry). */
+  share: Share | undefined = undefined;
 
   constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes) {
     this.id = task.id;
@@ -84,6 +110,8 @@ export class Entry implements SortKey {
     this.owned = owned;
     this.touchedNode = new ListNode<Entry>(this);
     this.terminalNode = new ListNode<Entry>(this);
+    this.shareTerminalNode = new ListNode<Entry>(this);
+    this.parkedNode = new ListNode<Entry>(this);
   }
 }
 

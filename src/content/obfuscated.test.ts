@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { createObfuscationMatcher, skeletonOf } from './obfuscated.js';
+import { SECRET_REPLACEMENT, redactSecrets } from './redact.js';
+
+const SECRET = 'sk-live-0123456789';
+const b64 = (x: string | Buffer): string => Buffer.from(x).toString('base64');
+const pairs = (s: string): string[] => Buffer.from(s).toString('hex').match(/../g) ?? [];
+const codePoints = (s: string): number[] => [...s].map((c) => c.codePointAt(0) ?? 0);
+
+/** Every disguise the matcher is meant to see through, as functions of the secret. */
+export const DISGUISES: Readonly<Record<string, (s: string) => string>> = {
+  'upper case': (s) => s.toUpperCase(),
+  'mixed case': (s) => [...s].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join(''),
+  'spaces between': (s) => [...s].join(' '),
+  'dashes between': (s) => [...s].join('-'),
+  'dots and underscores between': (s) => [...s].join('._'),
+  'zero-width spaces between': (s) => [...s].join('\u200b'),
+  'zero-width joiners between': (s) => [...s].join('\u200d'),
+  'soft hyphens between': (s) => [...s].join('\u00ad'),
+  'split by a newline': (s) => `${s.slice(0, 4)}\n${s.slice(4)}`,
+  'split by CRLF': (s) => `${s.slice(0, 5)}\r\n${s.slice(5)}`,
+  fullwidth: (s) =>
+    codePoints(s)
+      .map((c) => (c > 0x20 && c < 0x7f ? String.fromCodePoint(c + 0xfee0) : String.fromCodePoint(c)))
+      .join(''),
+  reversed: (s) => [...s].reverse().join(''),
+  'reversed, upper case': (s) => [...s].reverse().join('').toUpperCase(),
+  hex: (s) => Buffer.from(s).toString('hex'),
+  'hex, upper case': (s) => Buffer.from(s).toString('hex').toUpperCase(),
+  'hex, spaced': (s) => pairs(s).join(' '),
+  'hex, colons': (s) => pairs(s).join(':'),
+  'hex, 0x prefixes': (s) =>
+    pairs(s)
+      .map((h) => `0x${h}`)
+      .join(', '),
+  'hex, \\x escapes': (s) =>
+    pairs(s)
+      .map((h) => `\\x${h}`)
+      .join(''),
+  'percent, every byte': (s) =>
+    pairs(s)
+      .map((h) => `%${h}`)
+      .join(''),
+  'percent, every byte, upper case': (s) =>
+    pairs(s)
+      .map((h) => `%${h.toUpperCase()}`)
+      .join(''),
+  'HTML decimal entities': (s) =>
+    codePoints(s)
+      .map((c) => `&#${c};`)
+      .join(''),
+  'HTML hex entities': (s) =>
+    codePoints(s)
+      .map((c) => `&#x${c.toString(16).toUpperCase()};`)
+      .join(''),
+  '\\u escapes': (s) =>
+    codePoints(s)
+      .map((c) => `\\u${c.toString(16).padStart(4, '0')}`)
+      .join(''),
+  '\\u{} escapes': (s) =>
+    codePoints(s)
+      .map((c) => `\\u{${c.toString(16)}}`)
+      .join(''),
+  base64: (s) => b64(s),
+  'base64 inside a longer payload': (s) => b64(`user:${s}`),
+  'base64, url-safe': (s) => b64(`>>?${s}`).replace(/\+/g, '-').replace(/\//g, '_'),
+  'base64 with line breaks': (s) => b64(`prefix ${s} suffix`).replace(/(.{6})/g, '$1\n'),
+  'base64 with CRLF every 4': (s) => b64(s).replace(/(.{4})/g, '$1\r\n'),
+  'base64 of base64': (s) => b64(b64(s)),
+  'base64 of base64 of a payload': (s) => b64(`x=${b64(`a:${s}`)}`),
+  'base64 of UTF-16LE': (s) => b64(Buffer.from(s, 'utf16le')),
+  'base64 of UTF-16BE': (s) => b64(Buffer.from(s, 'utf16le').swap16()),
+};
+
+describe('createObfuscationMatcher: every disguise', () => {
+  const matcher = createObfuscationMatcher([SECRET]);
+  for (const [name, disguise] of Object.entries(DISGUISES)) {
+    it(`finds the secret as ${name}`, () => {
+      const form = disguise(SECRET);
+      const text = `before: ${form} :after`;
+      const spans = matcher.spans(text);
+      assert.ok(spans !== undefined, `not found in ${JSON.stringify(text)}`);
+      const out = redactSecrets(text, [SECRET]);
+      assert.ok(out.text.startsWith('before: '), out.text);
+      assert.ok(out.text.endsWith(' :after'), out.text);
+      assert.ok(out.text.includes(SECRET_REPLACEMENT), out.text);
+      assert.equal(redactSecrets(out.text, [SECRET]).redacted, 0, out.text);
+    });
+  }
+});
+
+describe('createObfuscationMatcher: what it leaves alone', () => {
+  const matcher = createObfuscationMatcher([SECRET, 'tok_ABCDEFGHIJ0123']);
+
+  it('is inactive without a usable secret', () => {
+    for (const secrets of [[], ['short'], [42 as unknown as string]]) {
+      const m = createObfuscationMatcher(secrets);
+      assert.equal(m.active, false);
+      assert.equal(m.maxSpan, 0);
+      assert.equal(m.spans(SECRET), undefined);
+    }
+  });
+
+  it('finds nothing in prose, code, URLs, hex hashes and base64 blobs that hold no secret', () => {
+    const texts = [
+      'The quick brown fox jumps over the lazy dog. See https://example.com/a?b=%20c&d=e.',
+      'const x = 0xdeadbeef; // cafe babe face feed',
+      'sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      b64('an ordinary attachment with nothing to hide, really'),
+      '&amp; &lt;b&gt; \\u00e9 %E2%82%AC',
+      'sk live 01234 5678', // a prefix of the secret's letters only
+    ];
+    for (const text of texts) assert.equal(matcher.spans(text), undefined, text);
+  });
+
+  it('does not match a secret of fewer than 8 letters and digits in folded form', () => {
+    const m = createObfuscationMatcher(['!!--ab--!!']);
+    assert.equal(m.spans('A B'), undefined);
+  });
+
+  it('ignores a disguise spread over more than maxSpan characters', () => {
+    const far = [...SECRET].join(' '.repeat(20));
+    assert.ok(far.length > matcher.maxSpan);
+    assert.equal(matcher.spans(far), undefined);
+  });
+
+  it('reports the span of the disguise in the original text', () => {
+    const text = `x ${[...SECRET].join(' ')} y`;
+    assert.deepEqual(matcher.spans(text)?.slice(0, 2), [2, text.length - 2]);
+  });
+});
+
+describe('skeletonOf', () => {
+  it('folds case, width, separators and invisible characters', () => {
+    assert.equal(skeletonOf('Ｓk-LIVE\u200b_\u00ad01'), 'sklive01');
+    assert.equal(skeletonOf('É-ß'), 'eß');
+  });
+});
+
+describe('createObfuscationMatcher: cost', () => {
+  it('stays linear: 1 MB of adversarial text in well under a second each', () => {
+    const matcher = createObfuscationMatcher([SECRET, 'tok_ABCDEFGHIJ0123']);
+    for (const unit of ['a', 'sk-', '%73', '&#115;', '\\u0073', 'c2stbGl2', 'ＳＫ\u200b', '0x73 ', '\n']) {
+      const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
+      const start = performance.now();
+      matcher.spans(text);
+      const ms = performance.now() - start;
+      assert.ok(ms < 1500, `${JSON.stringify(unit)}: ${ms.toFixed(0)} ms`);
+    }
+  });
+});
+
+describe('redactSecrets with the normalising matcher: property', () => {
+  it('for random secrets of 8+ characters and every disguise, the output holds no decodable form', () => {
+    const alphabet = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_'.split(''));
+    const secret = fc.string({ unit: alphabet, minLength: 8, maxLength: 40 }).filter((s) => skeletonOf(s).length >= 8);
+    const filler = fc.string({ unit: fc.constantFrom(...'the quick brown fox, 42! \n'.split('')), maxLength: 30 });
+    const names = Object.keys(DISGUISES);
+    fc.assert(
+      fc.property(secret, fc.constantFrom(...names), filler, filler, (s, name, left, right) => {
+        const form = (DISGUISES[name] as (x: string) => string)(s);
+        const text = `${left} ${form} ${right}`;
+        const out = redactSecrets(text, [s]).text;
+        // Nothing the matcher (or the exact forms) would still find…
+        assert.equal(redactSecrets(out, [s]).redacted, 0, `${name}: ${JSON.stringify(out)}`);
+        // …and none of the disguised forms, nor the secret, in the output.
+        for (const disguise of Object.values(DISGUISES)) assert.ok(!out.includes(disguise(s)), name);
+        assert.ok(!out.toLowerCase().includes(s.toLowerCase()));
+      }),
+      { numRuns: 600 },
+    );
+  });
+});
