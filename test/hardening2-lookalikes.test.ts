@@ -31,12 +31,10 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import type { AgentBackend } from '../src/agents/backend.js';
-import { createUpstreamBackend } from '../src/agents/upstream/index.js';
-import { createOutboundClient, type OutboundRuntime } from '../src/client/index.js';
-import { createUpstreamConnector, type UpstreamConnectorRuntime } from '../src/client/upstream.js';
+import { type OutboundRuntime } from '../src/client/index.js';
 import { MARKER_REPLACEMENT, UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
-import { rpc, rpcStream, startGateway, v10Message, type TestGateway } from './helpers/gateway.js';
+import { startRelayGateway, type RelayGateway } from './helpers/relay-gateway.js';
+import { rpc, rpcStream, v10Message, type TestGateway } from './helpers/gateway.js';
 
 const RPC_PATH = '/a2a/jsonrpc';
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -209,7 +207,7 @@ describe('hostile remote: confusable end-marker look-alikes (issue 16, item 7)',
   let hostile: { cardUrl: string; close(): Promise<void> };
   let dir: string;
   let airlock: OutboundRuntime;
-  let connector: UpstreamConnectorRuntime;
+  let relay: RelayGateway;
   let gw: TestGateway;
 
   before(async () => {
@@ -226,38 +224,13 @@ describe('hostile remote: confusable end-marker look-alikes (issue 16, item 7)',
     max_wait_s: 5
 `,
     );
-    airlock = createOutboundClient({
-      registryPath: join(dir, 'registry.yaml'),
-      env: { AIRLOCK_AUDIT_FILE: join(dir, 'audit.jsonl') },
-      pinsPath: join(dir, 'pins.json'),
-    });
-    connector = createUpstreamConnector({
-      registryPath: join(dir, 'registry.yaml'),
-      pinsPath: join(dir, 'upstream-pins.json'),
-      env: {},
-    });
-    const backends: Record<string, AgentBackend> = {
-      relay: createUpstreamBackend({ type: 'a2a', agent: 'hostile' }, { agent: 'relay', log: () => {} }, connector),
-    };
-    gw = await startGateway(
-      `server: { host: 127.0.0.1, port: 0, defaultAgent: relay }
-agents:
-  - slug: relay
-    name: Relay
-    description: Relays to a remote agent.
-    skills: [{ id: relay, name: Relay, description: Relays, tags: [test] }]
-    backend: { type: echo }
-clients:
-  - { id: a, token: "\${TOKEN_A}", agents: [relay] }
-`,
-      { backends },
-    );
+    relay = await startRelayGateway(dir);
+    airlock = relay.airlock;
+    gw = relay.gw;
   });
 
   after(async () => {
-    await gw.close();
-    await connector.close();
-    await airlock.close();
+    await relay.close();
     await hostile.close();
     rmSync(dir, { recursive: true, force: true });
   });

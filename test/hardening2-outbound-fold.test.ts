@@ -18,15 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import type { AgentBackend } from '../src/agents/backend.js';
-import { createUpstreamBackend } from '../src/agents/upstream/index.js';
-import { createOutboundClient, type OutboundRuntime } from '../src/client/index.js';
-import { createUpstreamConnector, type UpstreamConnectorRuntime } from '../src/client/upstream.js';
+import { type OutboundRuntime } from '../src/client/index.js';
 import { UNTRUSTED_END_MARKER } from '../src/content/index.js';
 import { encodeCardV10 } from '../src/protocol/card/encode.js';
 import type { AgentCard, StreamEvent, Task } from '../src/protocol/model.js';
 import { dialectForMethod } from '../src/protocol/version.js';
-import { rpc, startGateway, v10Message, type TestGateway } from './helpers/gateway.js';
+import { startRelayGateway, type RelayGateway } from './helpers/relay-gateway.js';
+import { rpc, v10Message, type TestGateway } from './helpers/gateway.js';
 
 const CARD_PATH = '/.well-known/agent-card.json';
 const RPC_PATH = '/a2a/jsonrpc';
@@ -154,7 +152,7 @@ describe('hostile remote: a 100k-chunk stream and a compressed transfer coding (
   let remote: { cardUrl: string; close(): Promise<void> };
   let dir: string;
   let airlock: OutboundRuntime;
-  let connector: UpstreamConnectorRuntime;
+  let relay: RelayGateway;
   let gw: TestGateway;
 
   before(async () => {
@@ -173,38 +171,13 @@ describe('hostile remote: a 100k-chunk stream and a compressed transfer coding (
     timeouts: { connect: 2, read: 30, total: 60 }
 `,
     );
-    airlock = createOutboundClient({
-      registryPath: join(dir, 'registry.yaml'),
-      env: { AIRLOCK_AUDIT_FILE: join(dir, 'audit.jsonl') },
-      pinsPath: join(dir, 'pins.json'),
-    });
-    connector = createUpstreamConnector({
-      registryPath: join(dir, 'registry.yaml'),
-      pinsPath: join(dir, 'upstream-pins.json'),
-      env: {},
-    });
-    const backends: Record<string, AgentBackend> = {
-      relay: createUpstreamBackend({ type: 'a2a', agent: 'hostile' }, { agent: 'relay', log: () => {} }, connector),
-    };
-    gw = await startGateway(
-      `server: { host: 127.0.0.1, port: 0, defaultAgent: relay }
-agents:
-  - slug: relay
-    name: Relay
-    description: Relays to a remote agent.
-    skills: [{ id: relay, name: Relay, description: Relays, tags: [test] }]
-    backend: { type: echo }
-clients:
-  - { id: a, token: "\${TOKEN_A}", agents: [relay] }
-`,
-      { backends },
-    );
+    relay = await startRelayGateway(dir);
+    airlock = relay.airlock;
+    gw = relay.gw;
   });
 
   after(async () => {
-    await gw.close();
-    await connector.close();
-    await airlock.close();
+    await relay.close();
     await remote.close();
     rmSync(dir, { recursive: true, force: true });
   });
