@@ -102,6 +102,8 @@ describe('parseEgressProxy and maskCredentials', () => {
     assert.equal(maskCredentials('http://bob:hu/nter2@squid'), 'http://***@squid');
     assert.equal(maskCredentials('http://squid:3128'), 'http://squid:3128');
     assert.equal(maskCredentials('bob:hunter2@squid:3128'), '***@squid:3128');
+    // A `//` inside a password is not a scheme: nothing of the password is shown.
+    assert.equal(maskCredentials('bob:hu//nter2@squid:3128'), '***@squid:3128');
     assert.equal(maskCredentials('squid:3128'), 'squid:3128');
   });
 

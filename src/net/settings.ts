@@ -170,8 +170,8 @@ export function loadCaFile(path: string, label = 'CA file'): string {
 }
 
 /**
- * Replaces everything between the first `//` and the last `@` with `***` (everything before the
- * last `@` when there is no `//`), for text about URLs
+ * Replaces everything between the scheme's `//` and the last `@` with `***` (everything before
+ * the last `@` when the text does not start with a scheme), for text about URLs
  * that may carry credentials. Works on text that is not a valid URL too (a password containing
  * `/` or `#` makes the URL unparseable, and must still not be shown), at the price of hiding a
  * path that contains `@`.
@@ -182,10 +182,12 @@ export function loadCaFile(path: string, label = 'CA file'): string {
  * ```
  */
 export function maskCredentials(text: string): string {
-  if (text.includes('//')) return text.replace(/\/\/.*@/s, '//***@');
-  // No scheme (`bob:pw@squid:3128`): everything up to the last `@` may be a password.
   const at = text.lastIndexOf('@');
-  return at === -1 ? text : `***${text.slice(at)}`;
+  if (at === -1) return text;
+  // Only a scheme at the start is kept: a `//` inside a password (`bob:pa//ss@squid`) is not one.
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text);
+  const start = scheme === null ? 0 : scheme[0].length;
+  return `${text.slice(0, start)}***${text.slice(at)}`;
 }
 
 function printable(text: string): string {

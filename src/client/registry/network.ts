@@ -13,7 +13,12 @@
 import { inspect } from 'node:util';
 import ipaddr from 'ipaddr.js';
 import { classifyAddress, isAllowed, isLoopbackHost } from '../../net/address.js';
-import { parseEgressProxy, parseEnvSettings, type EgressProxy as ParsedProxy } from '../../net/settings.js';
+import {
+  maskCredentials,
+  parseEgressProxy,
+  parseEnvSettings,
+  type EgressProxy as ParsedProxy,
+} from '../../net/settings.js';
 import { readOutboundUrl } from '../../net/url-policy.js';
 import { RegistryError, oneLine } from './error.js';
 
@@ -226,16 +231,4 @@ function networkError(error: unknown, env: NodeJS.ProcessEnv): RegistryError {
     problem = `"${oneLine(maskCredentials(value)).slice(0, 200)}" ${why}`;
   }
   return new RegistryError('', variable, problem);
-}
-
-/**
- * Hides any `user:password@`: everything between the scheme (if any) and the last `@` is
- * masked, since a host never contains `@` and a password may contain `/` or `@`.
- */
-function maskCredentials(text: string): string {
-  const at = text.lastIndexOf('@');
-  if (at === -1) return text;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text);
-  const start = scheme === null ? 0 : scheme[0].length;
-  return `${text.slice(0, start)}***${text.slice(at)}`;
 }
