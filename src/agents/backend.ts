@@ -16,6 +16,7 @@
  */
 import type { Artifact, Message, Part, Task } from '../protocol/model.js';
 import { AirlockError } from '../errors/index.js';
+import type { TurnToolbox } from './tools.js';
 
 /** What a backend knows about the turn it is asked to run. */
 export interface AgentTurn {
@@ -52,11 +53,11 @@ export interface AgentTurn {
    */
   readonly prompt?: { readonly system: string; readonly user: string };
   /**
-   * The names of the tools this turn may use (see `toolsForInboundTurn` in `./inbound/`). Absent
-   * or empty means none: the backend must offer the model no tool at all, and must never offer a
-   * tool that is not named here, whatever its own configuration holds.
+   * The tools this turn may use, and the one way to call them (`./tools.ts`). Absent or with no
+   * offers means none: the backend must offer the model no tool at all, and must never run a
+   * tool but through `tools.call` / `tools.runApproved`, whatever its own configuration holds.
    */
-  readonly tools?: readonly string[];
+  readonly tools?: TurnToolbox;
   /**
    * The conversation of this session before `message`, oldest first, read from the task store
    * (so it lasts as long as the store keeps the tasks): earlier tasks in the same contextId of the
@@ -73,6 +74,12 @@ export interface AgentTurn {
    * action, once. `args` are the arguments the backend proposed, unredacted.
    */
   readonly approvedAction?: ApprovedAction;
+  /**
+   * Set on the turn that resumes a task after the person denied its guarded action, or let it
+   * expire, when the agent's tools are configured to go on after a refusal (`onDenied: continue`):
+   * the backend tells its model the call was refused and carries on.
+   */
+  readonly deniedAction?: DeniedAction;
   /**
    * Set on the turn that resumes a task parked on a remote agent's question (`ask-person`):
    * the person's own answer, to send on the remote task instead of the caller's text.
@@ -99,6 +106,21 @@ export interface ApprovedAction {
   readonly level: 'L1' | 'L2' | 'L3' | 'L4';
   /** The person who approved it; absent when the ladder allowed it without asking (L1, L2). */
   readonly approvedBy?: string;
+  /** What the backend kept with its proposal (`propose-action`'s `continuation`), handed back as it was. */
+  readonly continuation?: unknown;
+}
+
+/** A guarded action the person denied, or that expired (see {@link AgentTurn.deniedAction}). */
+export interface DeniedAction {
+  readonly actionId: string;
+  readonly tool: string;
+  readonly level: 'L1' | 'L2' | 'L3' | 'L4';
+  /** `denied` by the person, or `expired` undecided. */
+  readonly outcome: 'denied' | 'expired';
+  /** For the model: the action did not run, and why. */
+  readonly reason: string;
+  /** What the backend kept with its proposal, handed back as it was. */
+  readonly continuation?: unknown;
 }
 
 /** A remote agent's question as a relay backend hands it to the person (`ask-person`). */
@@ -158,7 +180,16 @@ export type AgentEvent =
    * a new turn starts with `approvedAction`), parked for the person (L3, L4: the task moves to
    * input-required until approved), or refused (the task fails with the reason).
    */
-  | { type: 'propose-action'; action: ProposedAction }
+  | {
+      type: 'propose-action';
+      action: ProposedAction;
+      /**
+       * What the backend needs to go on after the decision (its model transcript): JSON, kept by
+       * the gateway with the action (at most 256 KiB as JSON) and handed back in
+       * `approvedAction.continuation` / `deniedAction.continuation`. Never shown to the person.
+       */
+      continuation?: unknown;
+    }
   /**
    * Ends the turn with a remote agent's question for the person (relay backends). With
    * approvals configured the task parks until the person answers; otherwise it is an ordinary

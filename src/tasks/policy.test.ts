@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
+import type { TurnToolbox } from '../agents/tools.js';
 import { createWriterBackend } from '../agents/writer.js';
 import { A2AError } from '../protocol/errors.js';
 import type { Message, SendParams, StreamEvent } from '../protocol/model.js';
@@ -332,6 +333,12 @@ describe('TaskService with what admission granted', () => {
       },
     };
     const service = new TaskService({ store: new MemoryTaskStore() });
+    const toolTurns: string[] = [];
+    const toolbox: TurnToolbox = {
+      offers: [],
+      call: async () => ({ kind: 'refused', reason: 'none' }),
+      runApproved: async () => ({ kind: 'refused', reason: 'none' }),
+    };
     const grant: TurnGrant = {
       inputChars: 5,
       release: () => undefined,
@@ -339,21 +346,25 @@ describe('TaskService with what admission granted', () => {
         built += 1;
         return { system: 'untrusted caller', user: '<<<framed>>>' };
       },
-      tools: ['search'],
+      tools: (toolTurn) => {
+        toolTurns.push(toolTurn.taskId);
+        return toolbox;
+      },
     };
     await service.send(caller(backend), send('hello'), grant);
-    const turn = seen[0] as AgentTurn & { prompt?: { system: string; user: string }; tools?: readonly string[] };
+    const turn = seen[0] as AgentTurn & { prompt?: { system: string; user: string } };
     assert.equal(built, 0, 'not built until read');
     assert.deepEqual(turn.prompt, { system: 'untrusted caller', user: '<<<framed>>>' });
     assert.equal(turn.prompt?.user, '<<<framed>>>');
     assert.equal(built, 1, 'built once');
-    assert.deepEqual(turn.tools, ['search']);
+    assert.equal(turn.tools, toolbox);
+    assert.deepEqual(toolTurns, [turn.taskId], 'built once, for this task');
 
     const plain = new TaskService({ store: new MemoryTaskStore() });
     await plain.send(caller(backend), send('hello'));
-    const bare = seen[1] as AgentTurn & { prompt?: unknown; tools?: readonly string[] };
+    const bare = seen[1] as AgentTurn & { prompt?: unknown };
     assert.equal(bare.prompt, undefined);
-    assert.deepEqual(bare.tools, []);
+    assert.equal(bare.tools, undefined);
   });
 
   it('scrubs secrets from streamed chunks, even split across two, and from every outcome text', async () => {

@@ -13,6 +13,7 @@
  * ```
  */
 import type { ApprovedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
+import type { TurnToolbox } from '../agents/tools.js';
 import type { Part, Task } from '../protocol/model.js';
 import type { CallContext } from './call-context.js';
 import { AirlockError } from '../errors/index.js';
@@ -41,6 +42,21 @@ export interface ReplyScrubber {
  * await service.send(ctx, params, grant);
  * ```
  */
+/**
+ * What a toolbox is built for: who calls which agent, in which task (for the audit rows and the
+ * person who decides an acting call).
+ *
+ * @example
+ * ```ts
+ * const toolbox = grant.tools?.({ ctx, taskId: task.id, contextId: task.contextId });
+ * ```
+ */
+export interface ToolTurn {
+  readonly ctx: CallContext;
+  readonly taskId: string;
+  readonly contextId: string;
+}
+
 export interface TurnGrant {
   /** Characters of text in the caller's message (for audit). */
   readonly inputChars: number;
@@ -48,8 +64,11 @@ export interface TurnGrant {
   release(): void;
   /** Built on first read: most backends never look at it. */
   prompt?: () => TurnPrompt;
-  /** The tools this turn may use; absent = none. */
-  tools?: readonly string[];
+  /**
+   * Builds the toolbox of the turn (the gateway's tool servers under the agent's allow list and
+   * the autonomy ladder), once the task exists; absent = no tools.
+   */
+  tools?: (turn: ToolTurn) => TurnToolbox | undefined;
   /** Applied to every piece of reply text before it is stored or sent. */
   scrubber?: ReplyScrubber;
 }

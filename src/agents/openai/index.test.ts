@@ -72,7 +72,7 @@ describe('openai backend: what it sends', () => {
       { role: 'user', text: 'Trains to Lyon?' },
       { role: 'agent', text: 'Three a day.' },
     ];
-    const turn = { ...turnWith('And to Paris?', { history }), tools: ['search'] };
+    const turn = turnWith('And to Paris?', { history });
     const events = await collect(backend, turn);
     await backend.close?.();
     assert.equal(lastEvent(events)?.type, 'completed');

@@ -10,7 +10,7 @@
  * const admitTurn = compose(createTurnContentStep({ config, audit }), slot);
  * ```
  */
-import { buildInboundPrompt, createReplyScrubber, toolsForInboundTurn } from '../../agents/inbound/index.js';
+import { buildInboundPrompt, createReplyScrubber } from '../../agents/inbound/index.js';
 import type { AirlockConfig } from '../../config/load.js';
 import type { CallContext } from '../../tasks/call-context.js';
 import { CapacityError, type TurnGrant, type TurnPrompt } from '../../tasks/policy.js';
@@ -23,9 +23,6 @@ import {
 } from '../limits/concurrency.js';
 import { andThen, REFUSED, type Step } from './compose.js';
 import type { TurnCandidate } from './turn.js';
-
-/** No tool registry exists yet: agents with `allowTools` get the allow-listed tools that do. */
-const AVAILABLE_TOOLS: readonly { name: string; outboundA2A?: boolean }[] = [];
 
 /**
  * The in-flight step over this process's caps, or `inFlight` (caps shared by replicas).
@@ -40,6 +37,8 @@ export function createInFlightStep<T extends TurnCandidate>(options: {
   audit: Pick<InboundAudit, 'rateLimited'>;
   /** Caps shared by replicas (`createSharedLimits`); by default this process's own. */
   inFlight?: InFlightCap;
+  /** Agent slug → the toolbox builder of its turns (agents with tools only). */
+  tools?: ReadonlyMap<string, NonNullable<TurnGrant['tools']>>;
 }): Step<T, T> {
   const { config, audit } = options;
   const limits = config.limits;
@@ -47,10 +46,10 @@ export function createInFlightStep<T extends TurnCandidate>(options: {
     options.inFlight ??
     new InFlightLimiter({ global: limits.maxConcurrentTasks, perKey: limits.maxConcurrentTasksPerPrincipal });
   const scrubber = createReplyScrubber(config.scrubSecrets);
-  const toolsBySlug = new Map(config.agents.map((agent) => [agent.slug, toolsForInboundTurn(agent, AVAILABLE_TOOLS)]));
+  const toolsBySlug = options.tools;
 
   function grant(ctx: CallContext, text: string, release: Release): TurnGrant {
-    const tools = toolsBySlug.get(ctx.agentSlug);
+    const tools = toolsBySlug?.get(ctx.agentSlug);
     return {
       inputChars: text.length,
       release,
@@ -58,7 +57,7 @@ export function createInFlightStep<T extends TurnCandidate>(options: {
         const built = buildInboundPrompt(text);
         return { system: built.system, user: built.user };
       },
-      ...(tools !== undefined && tools.length > 0 && { tools }),
+      ...(tools !== undefined && { tools }),
       ...(scrubber.active && { scrubber }),
     };
   }

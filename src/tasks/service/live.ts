@@ -11,7 +11,7 @@
  * registry.release(live); // leaves the live set, frees its context, gives back its grant
  * ```
  */
-import type { AgentEvent, ApprovedAction, PersonAnswer } from '../../agents/backend.js';
+import type { AgentEvent, ApprovedAction, DeniedAction, PersonAnswer } from '../../agents/backend.js';
 import { A2AError } from '../../protocol/errors.js';
 import type { Message, Task } from '../../protocol/model.js';
 import type { CallContext } from '../call-context.js';
@@ -125,6 +125,8 @@ export interface LiveTask extends QueuedWrites, TurnAbort, ReplyState {
   onPause: (() => void) | undefined;
   /** The action this turn may take (approved by the person, or allowed by the ladder). */
   approvedAction?: ApprovedAction;
+  /** The action the person denied (or that expired), for the turn that goes on without it. */
+  deniedAction?: DeniedAction;
   /** The person's answer to a remote agent's question, for the turn that resumes with it. */
   personAnswer?: PersonAnswer;
   /** An allowed action the next turn starts with, at once (set by the bridge's apply, read by its drive loop). */

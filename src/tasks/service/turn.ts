@@ -10,7 +10,8 @@
  * closeSource(source);
  * ```
  */
-import type { AgentTurn, ApprovedAction, PersonAnswer } from '../../agents/backend.js';
+import type { AgentTurn, ApprovedAction, DeniedAction, PersonAnswer } from '../../agents/backend.js';
+import type { TurnToolbox } from '../../agents/tools.js';
 import type { Message } from '../../protocol/model.js';
 import type { CallContext } from '../call-context.js';
 import type { TurnPrompt } from '../policy.js';
@@ -135,8 +136,6 @@ const PROMPT_ACCESSOR: PropertyDescriptor = {
   },
 };
 
-const NO_TOOLS: readonly string[] = Object.freeze([]);
-
 /**
  * The turn for the live task's newest message, with what its grant gives it (prompt, tools).
  *
@@ -163,7 +162,6 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     message: task.history[task.history.length - 1] as Message,
     task,
     resumed: resuming,
-    tools: grant?.tools ?? NO_TOOLS,
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
@@ -173,8 +171,18 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
   if (grant?.prompt !== undefined) Object.defineProperty(turn, 'prompt', PROMPT_ACCESSOR);
   // Only the turns that resume a parked task carry these: the common turn's literal stays a plain
   // object literal (a conditional spread in it is compiled to a slower generic copy).
-  const extra = turn as { approvedAction?: ApprovedAction; personAnswer?: PersonAnswer };
+  const extra = turn as {
+    approvedAction?: ApprovedAction;
+    deniedAction?: DeniedAction;
+    personAnswer?: PersonAnswer;
+    tools?: TurnToolbox;
+  };
+  if (grant?.tools !== undefined) {
+    const tools = grant.tools({ ctx, taskId: task.id, contextId: task.contextId });
+    if (tools !== undefined) extra.tools = tools;
+  }
   if (live.approvedAction !== undefined) extra.approvedAction = live.approvedAction;
+  if (live.deniedAction !== undefined) extra.deniedAction = live.deniedAction;
   if (live.personAnswer !== undefined) extra.personAnswer = live.personAnswer;
   return turn as unknown as BridgeTurn;
 }
