@@ -86,7 +86,7 @@ export interface AgentsOptions {
 export async function agentsCommand(options: AgentsOptions, io: CommandIO = PROCESS_IO): Promise<number> {
   let runtime: OutboundRuntime;
   try {
-    runtime = openOutbound(options.registry, io);
+    runtime = openOutbound(options.registry, io, { audit: false });
   } catch (error) {
     io.stderr(`airlock: ${errorLine(error)}\n`);
     return 1;

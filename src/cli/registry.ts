@@ -66,13 +66,19 @@ export const PROCESS_IO: CommandIO = {
  *
  * @example
  * ```ts
- * const runtime = openOutbound(options.registry, io);
+ * const runtime = openOutbound(options.registry, io); // sends: writes a2a.client.* audit rows
+ * const readOnly = openOutbound(options.registry, io, { audit: false }); // lists or pins: never opens the audit file
  * ```
  * @throws RegistryError, or an Error naming the variable or file that is unusable
  */
-export function openOutbound(registry: string | undefined, io: CommandIO): OutboundRuntime {
+export function openOutbound(
+  registry: string | undefined,
+  io: CommandIO,
+  use: { readonly audit: boolean } = { audit: true },
+): OutboundRuntime {
   const pinsPath = pinsPathFrom(undefined, io.env);
   return createOutboundClient({
+    audit: use.audit,
     ...(registry !== undefined && { registryPath: registry }),
     env: io.env,
     pinsPath,
@@ -187,7 +193,7 @@ export async function registryPinCommand(
 ): Promise<number> {
   let runtime: OutboundRuntime;
   try {
-    runtime = openOutbound(options.registry, io);
+    runtime = openOutbound(options.registry, io, { audit: false });
   } catch (error) {
     io.stderr(`airlock: ${errorLine(error)}\n`);
     return 1;

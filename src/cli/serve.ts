@@ -8,7 +8,8 @@
  */
 import { loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/load.js';
 import { prepareBackends, type PreparedBackends } from '../server/backends.js';
-import { createGateway } from '../server/http.js';
+import { createGateway, type Gateway } from '../server/http.js';
+import { storeShareOptions } from '../server/store-shares.js';
 import { createUpstreams } from '../server/upstreams.js';
 import {
   describeTaskStoreSpec,
@@ -120,10 +121,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...(options.data !== undefined && { data: options.data }),
     ...(options.env !== undefined && { env: options.env }),
   });
+  // The store reports quota refusals and parked tasks it failed to the gateway made below.
+  const late: { gateway?: Gateway } = {};
   const store =
     spec.type === 'memory'
       ? undefined
       : await openTaskStore(spec, {
+          ...storeShareOptions(config, (event) => late.gateway?.onStoreEvent(event)),
           onBackgroundError: (error) =>
             logger.warn({
               event: 'store_background_failed',
@@ -154,6 +158,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...(store !== undefined && { store }),
     ...(shared !== undefined && { bus: shared.bus, sharedLimits: shared.limits }),
   });
+  late.gateway = gateway;
   await gateway.recoverInterrupted();
   const url = await gateway.listen();
   process.stdout.write(banner(config, url, describeTaskStoreSpec(spec)));

@@ -81,6 +81,13 @@ export interface OutboundSetup {
   registryPath?: string;
   /** Where secrets and network settings come from. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Whether this client sends or reads remote tasks, and so writes `a2a.client.*` rows to
+   * `AIRLOCK_AUDIT_FILE` (default true). A read-only run (listing agents, pinning cards) says
+   * false: it neither opens nor locks the audit file, so it runs beside a gateway or an
+   * `airlock mcp` that holds it.
+   */
+  audit?: boolean;
   /** The pin file; `AIRLOCK_PINS` otherwise, else `.airlock/pins.json`. */
   pinsPath?: string;
   /** Keep mirrors (task ownership) in this file instead of memory. */
@@ -216,7 +223,7 @@ export function createOutboundClient(setup: OutboundSetup = {}): OutboundRuntime
   const log: OutboundLog = setup.log ?? (() => undefined);
   const pinsPath = pinsPathFrom(setup.pinsPath, env);
   const pins = new PinStore(pinsPath);
-  const auditFile = nonEmpty(env.AIRLOCK_AUDIT_FILE);
+  const auditFile = setup.audit === false ? undefined : nonEmpty(env.AIRLOCK_AUDIT_FILE);
   // Opened before the transport, so a bad audit file leaves nothing to close.
   const sink = auditFile === undefined ? undefined : new JsonlAuditSink(auditFile);
   let transport: NetClient;

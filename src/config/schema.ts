@@ -232,6 +232,8 @@ const Retention = {
   maxTasks: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
   /** A task not updated for this long is dropped. Default 60. */
   taskTtlMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 525_600 })),
+  /** A task parked on input or auth and not updated for this long fails, saying why. Default 30. */
+  parkedTtlMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 525_600 })),
 };
 
 /**
@@ -245,8 +247,6 @@ const Store = Type.Union([
       ...Retention,
       /** Bytes of tasks held (their approximate JSON size); the oldest finished ones go first. Default 128 MiB. */
       maxBytes: Type.Optional(Type.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 * 1024 * 1024 })),
-      /** A task parked on input or auth and not updated for this long fails, saying why. Default 30. */
-      parkedTtlMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 525_600 })),
     },
     { additionalProperties: false },
   ),

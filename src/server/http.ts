@@ -17,8 +17,9 @@ import type { AirlockConfig } from '../config/load.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
-import { DEFAULT_PARKED_TTL_MS, MemoryTaskStore, type MemoryStoreEvent } from '../tasks/stores/memory.js';
-import { memoryBounds } from '../tasks/stores/index.js';
+import type { TaskStoreEvent } from '../tasks/stores/fair-shares.js';
+import { MemoryTaskStore } from '../tasks/stores/memory.js';
+import { fairSharesFor, memoryBounds } from '../tasks/stores/index.js';
 import { createClientAuthentication } from './admission/authenticate.js';
 import { compose } from './admission/compose.js';
 import { awaitContinue } from './admission/continue.js';
@@ -41,6 +42,7 @@ import { AuthFailureLimiter, RateLimiter, type AuthFailureLockout, type RequestR
 import type { SharedLimits } from './limits/shared/index.js';
 import type { Logger } from './log.js';
 import { publishAgents } from './published-agents.js';
+import { storeShareOptions } from './store-shares.js';
 import { refuse, sendJson } from './respond/response.js';
 import { createAskRoute } from './routes/ask.js';
 import { createDocumentRoutes } from './routes/documents.js';
@@ -82,6 +84,11 @@ export interface Gateway {
    * store and whenever a shared bus says other replicas serve the store.
    */
   recoverInterrupted(): Promise<number>;
+  /**
+   * Where a task store opened before the gateway (a database store, by `airlock serve`) reports
+   * its quota refusals and parked tasks failed by their TTL: each becomes an audit row.
+   */
+  onStoreEvent(event: TaskStoreEvent): void;
   close(): Promise<void>;
 }
 
@@ -91,8 +98,9 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     // A database store is opened (and migrated) asynchronously, before the gateway is made.
     throw new Error(`store ${config.store.type}: open it with openTaskStore() and pass it as options.store`);
   }
-  // The memory store tells the audit trail of its quota refusals and of parked tasks it failed.
-  const onStoreEvent = (event: MemoryStoreEvent): void => {
+  // Every store tells the audit trail of its quota refusals and of parked tasks it failed; a
+  // database store opened before the gateway reaches it through `gateway.onStoreEvent`.
+  const onStoreEvent = (event: TaskStoreEvent): void => {
     if (event.type === 'refused') audit.storeRefused(event.owner, event.quota);
     else audit.restartFailed(event.owner, event.task, 'parked_ttl');
   };
@@ -101,15 +109,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     new MemoryTaskStore({
       maxTasks: config.store.maxTasks,
       taskTtlMs: config.store.taskTtlMinutes * 60_000,
-      maxTasksPerPrincipal: config.limits.maxTasksPerPrincipal,
-      maxParkedTasksPerPrincipal: config.limits.maxParkedTasksPerPrincipal,
       ...(config.store.type === 'memory' && memoryBounds(config.store)),
-      // A task parked on a person's decision must outlive the decision's own TTL.
-      parkedTtlMs: Math.max(
-        (config.store.type === 'memory' ? memoryBounds(config.store).parkedTtlMs : undefined) ?? DEFAULT_PARKED_TTL_MS,
-        config.approvals?.ttlMs ?? 0,
-      ),
-      onEvent: onStoreEvent,
+      ...fairSharesFor(config.store, storeShareOptions(config, onStoreEvent)),
     });
   const configuredSink = options.auditSink ?? openAuditSinks(config.audit);
   let port = config.server.port;
@@ -247,6 +248,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   return {
     server,
     service,
+    onStoreEvent,
     recoverInterrupted: async () => {
       // With a shared bus other replicas serve the same store: their running tasks are not ours.
       if (store.failRunning === undefined || options.bus?.requestCancel !== undefined) return 0;

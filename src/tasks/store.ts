@@ -34,12 +34,39 @@ export interface TaskPage {
   totalSize: number;
 }
 
+/**
+ * What the writer knows about a put that the store may not: whether the task is new.
+ *
+ * @example
+ * ```ts
+ * await store.put(owner, task, CREATED);
+ * ```
+ */
+export interface PutOptions {
+  /**
+   * The task's first put: its principal's share is checked now (the database stores cannot tell
+   * a new task from an update without a read; the memory store can, and ignores this).
+   */
+  readonly created?: boolean;
+}
+
+/**
+ * The options of a new task's first put.
+ *
+ * @example
+ * ```ts
+ * await store.put(owner, task, CREATED); // may throw CapacityError naming the caller's quota
+ * ```
+ */
+export const CREATED: PutOptions = Object.freeze({ created: true });
+
 export interface TaskStore {
   /**
    * Creates or replaces a task. The stored object must not be mutated afterwards by the
-   * caller: the service writes a new object for every change.
+   * caller: the service writes a new object for every change. A new task (`options.created`)
+   * over its principal's share is refused with a CapacityError naming the quota.
    */
-  put(owner: string, task: Task): Promise<void>;
+  put(owner: string, task: Task, options?: PutOptions): Promise<void>;
   get(owner: string, taskId: string): Promise<Task | undefined>;
   list(owner: string, query: TaskQuery): Promise<TaskPage>;
   /**

@@ -57,6 +57,8 @@ export interface QueuedWrites {
   writeFailed: boolean;
   /** What the failed write threw. */
   writeError: unknown;
+  /** The task is in the store (a resumed one, or a new one after its first put). */
+  stored: boolean;
 }
 
 /**
@@ -209,6 +211,7 @@ export class LiveTasks {
       writeQueued: false,
       writeFailed: false,
       writeError: undefined,
+      stored: false,
       paused: false,
       onPause: undefined,
     };

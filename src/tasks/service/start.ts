@@ -163,6 +163,7 @@ export class TurnStarter {
       status: { state: 'working', timestamp: this.#parts.timestamp() },
     };
     const live = registry.register(owner, ctx, resumed, true, grant, incoming);
+    live.stored = true;
     // The output cap counts every turn of the task: this one starts from what it keeps already.
     const kept = storedOutputBytes(resumed);
     if (kept > 0) live.outputBytes = kept;

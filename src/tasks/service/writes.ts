@@ -11,7 +11,7 @@
  * ```
  */
 import type { Task } from '../../protocol/model.js';
-import type { TaskStore } from '../store.js';
+import { CREATED, type TaskStore } from '../store.js';
 import { NO_WRITES, type LiveTasks, type QueuedWrites } from './live.js';
 import { describe, type ServiceLogger } from './log.js';
 
@@ -56,7 +56,9 @@ export class TaskWrites {
     live.writes = live.writes.then(async () => {
       live.writeQueued = false;
       try {
-        await store.put(live.owner, live.task);
+        // Until a put succeeds, every put is the first: a refused new task stays refused.
+        await store.put(live.owner, live.task, live.stored ? undefined : CREATED);
+        live.stored = true;
         live.writeFailed = false;
         live.writeError = undefined;
       } catch (error) {
@@ -72,7 +74,8 @@ export class TaskWrites {
    * nothing was queued. Rejects with what the store threw.
    */
   putNewest(live: QueuedWrites): Promise<void> {
-    return this.#store.put(live.owner, live.task);
+    // The turn's only write: nothing writes the task after it, so `stored` need not follow.
+    return this.#store.put(live.owner, live.task, live.stored ? undefined : CREATED);
   }
 
   /**

@@ -25,6 +25,7 @@ import type { Task, TaskState } from '../../protocol/model.js';
 import { runTaskStoreContract } from './contract/index.js';
 import { StoreSchemaError, StoreUnavailableError, TaskStoreInputError } from './errors.js';
 import { MemoryTaskStore } from './memory.js';
+import { POSTGRES_MIGRATIONS } from './migrations/postgres.js';
 import { PostgresTaskStore } from './postgres.js';
 import type { PostgresTaskStoreOptions } from './postgres.js';
 import { SqliteTaskStore } from './sqlite.js';
@@ -210,6 +211,8 @@ describe('SqliteTaskStore, beyond the contract', () => {
         deleteOldestFinished: Stmt;
       };
     };
+    const shares = (store as unknown as { shareSql: { counts: Stmt; evictOwnFinished: Stmt; parkedIdle: Stmt } })
+      .shareSql;
     const inside = { db: raw.db, ...raw.sql };
     const explain = (statement: Stmt, ...params: unknown[]): string =>
       (inside.db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...params) as { detail: string }[])
@@ -259,12 +262,30 @@ describe('SqliteTaskStore, beyond the contract', () => {
         /SEARCH tasks USING COVERING INDEX tasks_expiry \(updated_at<\?\)/,
       ],
       ['eviction', explain(inside.deleteOldestFinished, 10), /SCAN tasks USING COVERING INDEX tasks_eviction/],
+      [
+        'share count',
+        explain(shares.counts, { low: 'a@', high: 'aA', tail: 3, expiredBefore: 0 }),
+        /^SEARCH tasks USING COVERING INDEX tasks_owner_state_list \(owner>\? AND owner<\?\)$/,
+      ],
+      [
+        'share eviction',
+        explain(shares.evictOwnFinished, { low: 'a@', high: 'aA', tail: 3, expiredBefore: 0, count: 1 }),
+        /SEARCH tasks USING COVERING INDEX tasks_owner_state_list \(owner>\? AND owner<\?\)/,
+      ],
+      [
+        'parked TTL',
+        explain(shares.parkedIdle, { parkedBefore: 5, expiredBefore: 0, limit: 10 }),
+        /^SEARCH tasks USING INDEX tasks_parked \(updated_at>\? AND updated_at<\?\)$/,
+      ],
     ];
     for (const [name, detail, plan] of cases) {
       assert.match(detail, plan, `${name}: ${detail}`);
       assert.doesNotMatch(
         detail,
-        /SCAN tasks(?! USING COVERING INDEX tasks_eviction)|TEMP B-TREE/,
+        // The share eviction sorts the principal's own finished tasks (at most its quota).
+        name === 'share eviction'
+          ? /SCAN tasks(?! USING COVERING INDEX tasks_eviction)/
+          : /SCAN tasks(?! USING COVERING INDEX tasks_eviction)|TEMP B-TREE/,
         `${name}: ${detail}`,
       );
     }
@@ -404,8 +425,8 @@ describe('PostgresTaskStore, beyond the contract', { skip: postgresSkip }, () =>
       const applied = stores.map((store) => store.migration.applied.length);
       assert.deepEqual(
         applied.sort(),
-        [0, 0, 0, 1],
-        'exactly one replica applied the migration, the others waited for its lock',
+        [0, 0, 0, POSTGRES_MIGRATIONS.length],
+        'exactly one replica applied the migrations, the others waited for its lock',
       );
       const task = makeTask('t1', 1, 'completed');
       await stores[0]!.put('alice', task);
@@ -465,6 +486,7 @@ describe('PostgresTaskStore, beyond the contract', { skip: postgresSkip }, () =>
           sql: { get: string; list: Record<string, string>; deleteExpired: string; deleteOldestFinished: string };
         }
       ).sql;
+      const shareStatements = (store as unknown as { shareSql: { admit: string; parkedIdle: string } }).shareSql;
       const literal = (value: unknown): string => (typeof value === 'number' ? String(value) : `'${String(value)}'`);
       const explain = async (name: string, text: string, values: unknown[]): Promise<string> => {
         await client.query(`PREPARE ${name} AS ${text}`);
@@ -512,6 +534,13 @@ describe('PostgresTaskStore, beyond the contract', { skip: postgresSkip }, () =>
           [1000],
           /^(?=[^]*Index (Only )?Scan using tasks_eviction)(?=[^]*Index Scan (using|on) tasks_pkey)/,
         ],
+        [
+          'p_share',
+          shareStatements.admit,
+          ['owner7@', 'owner7A', 8, 0, 1000, 100],
+          /(Index (Only )?Scan using|Bitmap Index Scan on) tasks_owner_(state_)?list/,
+        ],
+        ['p_parked', shareStatements.parkedIdle, [now, 0, 1000], /Index Scan using tasks_parked/],
       ];
       for (const [name, text, values, plan] of cases) {
         const detail = await explain(name, text, values);

@@ -16,7 +16,8 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TaskStore } from '../store.js';
 import type { MigrationReport } from './migrations/plan.js';
-import { MemoryTaskStore, type MemoryStoreEvent, type MemoryTaskStoreOptions } from './memory.js';
+import { DEFAULT_PARKED_TTL_MS, type FairShareLimits, type TaskStoreEvent } from './fair-shares.js';
+import { MemoryTaskStore, type MemoryTaskStoreOptions } from './memory.js';
 
 /**
  * What the configuration says about the task store. Retention fields are optional everywhere
@@ -32,7 +33,7 @@ import { MemoryTaskStore, type MemoryStoreEvent, type MemoryTaskStoreOptions } f
  * ```
  */
 export type TaskStoreSpec =
-  | ({ type: 'memory'; maxBytes?: number; parkedTtlMinutes?: number } & RetentionSpec)
+  | ({ type: 'memory'; maxBytes?: number } & RetentionSpec)
   | ({ type: 'sqlite'; path: string; synchronous?: 'full' | 'normal' } & RetentionSpec)
   | ({
       type: 'postgres';
@@ -54,6 +55,8 @@ export type TaskStoreSpec =
 export interface RetentionSpec {
   maxTasks?: number;
   taskTtlMinutes?: number;
+  /** A parked (input- or auth-required) task idle for this long fails. Default 30. */
+  parkedTtlMinutes?: number;
 }
 
 /**
@@ -70,39 +73,50 @@ export interface OpenTaskStoreOptions {
   sweepIntervalMs?: number;
   /** Told of a failed background sweep in a durable store (the next one tries again). */
   onBackgroundError?: (error: unknown) => void;
-  /** `limits.maxTasksPerPrincipal` (memory store; default 1 000). */
+  /** `limits.maxTasksPerPrincipal` (default 1 000). */
   maxTasksPerPrincipal?: number;
-  /** `limits.maxParkedTasksPerPrincipal` (memory store; default 100). */
+  /** `limits.maxParkedTasksPerPrincipal` (default 100). */
   maxParkedTasksPerPrincipal?: number;
-  /** Told of quota refusals and parked tasks failed by their TTL (memory store), for the audit trail. */
-  onStoreEvent?: (event: MemoryStoreEvent) => void;
+  /**
+   * The least idle TTL of parked tasks, in ms, whatever the spec says: a task parked on a
+   * person's decision must outlive the decision's own TTL (`approvals.ttl`).
+   */
+  minParkedTtlMs?: number;
+  /** Told of quota refusals and parked tasks failed by their TTL, for the audit trail. */
+  onStoreEvent?: (event: TaskStoreEvent) => void;
 }
 
 /**
- * The memory store's own bounds from its spec: `maxBytes`, and `parkedTtlMinutes` in ms.
+ * The memory store's own bound from its spec: `maxBytes`.
  *
  * @example
  * ```ts
- * memoryBounds({ type: 'memory', parkedTtlMinutes: 10 }); // { parkedTtlMs: 600000 }
+ * memoryBounds({ type: 'memory', maxBytes: 64 * 1024 * 1024 }); // { maxBytes: 67108864 }
  * ```
  */
 export function memoryBounds(
   spec: Extract<TaskStoreSpec, { type: 'memory' }>,
-): Pick<MemoryTaskStoreOptions, 'maxBytes' | 'parkedTtlMs'> {
-  return {
-    ...(spec.maxBytes !== undefined && { maxBytes: spec.maxBytes }),
-    ...(spec.parkedTtlMinutes !== undefined && { parkedTtlMs: spec.parkedTtlMinutes * 60_000 }),
-  };
+): Pick<MemoryTaskStoreOptions, 'maxBytes'> {
+  return spec.maxBytes !== undefined ? { maxBytes: spec.maxBytes } : {};
 }
 
-function quotas(
-  options: OpenTaskStoreOptions,
-): Pick<MemoryTaskStoreOptions, 'maxTasksPerPrincipal' | 'maxParkedTasksPerPrincipal' | 'onEvent'> {
+/**
+ * The fair shares a store is opened with: the quotas, the parked TTL (the spec's, raised to
+ * `minParkedTtlMs`) and where its events go. The same for every store.
+ *
+ * @example
+ * ```ts
+ * fairSharesFor({ type: 'sqlite', path, parkedTtlMinutes: 10 }, { minParkedTtlMs: 3_600_000 }).parkedTtlMs; // 3600000
+ * ```
+ */
+export function fairSharesFor(spec: RetentionSpec, options: OpenTaskStoreOptions): FairShareLimits {
+  const configured = spec.parkedTtlMinutes !== undefined ? spec.parkedTtlMinutes * 60_000 : DEFAULT_PARKED_TTL_MS;
   return {
     ...(options.maxTasksPerPrincipal !== undefined && { maxTasksPerPrincipal: options.maxTasksPerPrincipal }),
     ...(options.maxParkedTasksPerPrincipal !== undefined && {
       maxParkedTasksPerPrincipal: options.maxParkedTasksPerPrincipal,
     }),
+    parkedTtlMs: Math.max(configured, options.minParkedTtlMs ?? 0),
     ...(options.onStoreEvent !== undefined && { onEvent: options.onStoreEvent }),
   };
 }
@@ -129,19 +143,25 @@ export async function openTaskStore(spec: TaskStoreSpec, options: OpenTaskStoreO
   const background = options.onBackgroundError !== undefined && { onBackgroundError: options.onBackgroundError };
   switch (spec.type) {
     case 'memory':
-      return new MemoryTaskStore({ ...retention, ...memoryBounds(spec), ...quotas(options) });
+      return new MemoryTaskStore({ ...retention, ...memoryBounds(spec), ...fairSharesFor(spec, options) });
     case 'sqlite': {
       const { SqliteTaskStore } = await import('./sqlite.js');
       return SqliteTaskStore.open({
         path: spec.path,
         ...retention,
+        ...fairSharesFor(spec, options),
         ...background,
         ...(spec.synchronous !== undefined && { synchronous: spec.synchronous }),
       });
     }
     case 'postgres': {
       const { PostgresTaskStore } = await import('./postgres.js');
-      return PostgresTaskStore.open({ ...postgresConnection(spec), ...retention, ...background });
+      return PostgresTaskStore.open({
+        ...postgresConnection(spec),
+        ...retention,
+        ...fairSharesFor(spec, options),
+        ...background,
+      });
     }
   }
 }
@@ -225,6 +245,7 @@ export function resolveTaskStoreSpec(sources: {
   const retention: RetentionSpec = {
     ...(configured.maxTasks !== undefined && { maxTasks: configured.maxTasks }),
     ...(configured.taskTtlMinutes !== undefined && { taskTtlMinutes: configured.taskTtlMinutes }),
+    ...(configured.parkedTtlMinutes !== undefined && { parkedTtlMinutes: configured.parkedTtlMinutes }),
   };
   if (sources.data !== undefined) return sqliteSpecForDataDir(sources.data, retention);
   if (configured.type !== 'memory') return configured;

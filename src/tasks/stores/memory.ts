@@ -49,7 +49,7 @@ import { taskBytes } from './memory/bytes.js';
 import { addToIndexes, Entry, reindex, removeFromIndexes, type OwnerIndexes, type Share } from './memory/entries.js';
 import { LinkedList } from './memory/linked-list.js';
 import { readPage, readSingle } from './memory/pages.js';
-import type { FairShareLimits } from './memory/limits.js';
+import type { MemoryFairShareLimits } from './memory/limits.js';
 import { FairShares } from './memory/shares.js';
 import { SortedIndex } from './memory/sorted-index.js';
 import { checkTaskQuery, decodePageToken } from './page-token.js';
@@ -63,14 +63,14 @@ import {
 
 /**
  * Tuning for {@link MemoryTaskStore}. Every field is optional; the per-principal quotas, the
- * bytes bound, the parked TTL and `onEvent` are documented on {@link FairShareLimits}.
+ * bytes bound, the parked TTL and `onEvent` are documented on {@link MemoryFairShareLimits}.
  *
  * @example
  * ```ts
  * const options: MemoryTaskStoreOptions = { maxTasks: 1_000, taskTtlMs: 5 * 60_000 };
  * ```
  */
-export interface MemoryTaskStoreOptions extends FairShareLimits {
+export interface MemoryTaskStoreOptions extends MemoryFairShareLimits {
   /** Most tasks held at once, over all owners. Default 10 000. */
   maxTasks?: number;
   /** A task not updated (put) for this long is dropped. Default 60 minutes. */

@@ -16,7 +16,8 @@
  * writes a task from the replica running it.
  *
  * Differences from the memory store, by design: `maxTasks` is enforced by the periodic sweep,
- * not at put (a put is never refused for room); objects read back are parsed copies; keys must
+ * not at put (a put is never refused for room; a new task is held to its principal's fair share,
+ * see `postgres/shares.ts`, and parked tasks past their idle TTL are failed by the sweep); objects read back are parsed copies; keys must
  * be storable text (see `isStorableKey`); the TTL clock is each replica's wall clock (`Date.now`),
  * so replicas' clocks should agree to well within the TTL.
  *
@@ -34,7 +35,7 @@
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
-import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
+import type { PutOptions, TaskPage, TaskQuery, TaskStore } from '../store.js';
 import {
   checkStorableKeys,
   MAX_BATCHES_PER_SWEEP,
@@ -46,6 +47,7 @@ import {
   type FilterShape,
 } from './durable.js';
 import { listStoredTasks, type ListFilters, type StoredTaskList, type TaskRowsRead } from './durable-list.js';
+import { failedByParkedTtl, resolveFairShares, type ResolvedFairShares } from './fair-shares.js';
 import { quoteIdentifier } from './migrations/postgres.js';
 import type { MigrationReport } from './migrations/plan.js';
 import { isStorableKey, statusMsOf, type TaskSortKey } from './page-token.js';
@@ -54,7 +56,8 @@ import { asStoreError } from './postgres/errors.js';
 import { GroupCommit, type PendingRow } from './postgres/group-commit.js';
 import { resolveOptions, STORE_NAME, type PostgresTaskStoreOptions, type Settings } from './postgres/options.js';
 import { listRowsRead, listValues, statementsFor, type ListRow, type Statements } from './postgres/statements.js';
-import { sweepOnce } from './postgres/sweep.js';
+import { admitShare, shareStatementsFor, type ShareStatements } from './postgres/shares.js';
+import { failParkedOnce, sweepOnce } from './postgres/sweep.js';
 
 export { asStoreError } from './postgres/errors.js';
 export type { PostgresTaskStoreOptions } from './postgres/options.js';
@@ -83,6 +86,8 @@ export class PostgresTaskStore implements TaskStore {
   readonly migration: MigrationReport;
   private readonly pool: Pool;
   private readonly sql: Statements;
+  private readonly shareSql: ShareStatements;
+  private readonly shares: ResolvedFairShares;
   private readonly schema: string;
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
@@ -152,6 +157,8 @@ export class PostgresTaskStore implements TaskStore {
     this.clock = new WholeMsClock(options.now ?? Date.now);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.sql = statementsFor(quoteIdentifier(settings.schema));
+    this.shareSql = shareStatementsFor(quoteIdentifier(settings.schema));
+    this.shares = resolveFairShares(STORE_NAME, options);
     this.commits = new GroupCommit((rows) => this.writeRows(rows), STORE_NAME);
     this.listing = {
       totals: this.totals,
@@ -165,19 +172,31 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
-   * Creates or replaces a task (and restarts its idle TTL). Never refused for room. Resolves
+   * Creates or replaces a task (and restarts its idle TTL). Never refused for room; a new task
+   * (`options.created`) is held to its principal's share first (one more round trip). Resolves
    * when the row is committed.
    *
-   * @throws TaskStoreInputError `owner_conflict` if the id belongs to another owner's live task,
-   *   `invalid_timestamp`, `unstorable_key`; StoreUnavailableError if the database is unavailable.
+   * @throws CapacityError for a new task over its principal's quota; TaskStoreInputError
+   *   `owner_conflict` if the id belongs to another owner's live task, `invalid_timestamp`,
+   *   `unstorable_key`; StoreUnavailableError if the database is unavailable.
    * @example
    * ```ts
    * await store.put(owner, task);
    * ```
    */
-  async put(owner: string, task: Task): Promise<void> {
+  async put(owner: string, task: Task, options?: PutOptions): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkStorableKeys(STORE_NAME, owner, task);
+    if (options?.created === true) {
+      const evicted = await admitShare(
+        (name, text, values) => this.query(name, text, values),
+        this.shareSql,
+        this.shares,
+        owner,
+        this.expiredBefore(),
+      );
+      if (evicted > 0) this.totals.clear();
+    }
     // Everything is read from the task now: the caller may hand over a new object right after.
     const row: PendingRow = {
       id: task.id,
@@ -289,13 +308,26 @@ export class PostgresTaskStore implements TaskStore {
    */
   async sweep(limit: number = this.sweepBatch): Promise<number> {
     const expiredBefore = this.expiredBefore();
-    return sweepOnce(this.pool, this.sql, {
+    const deleted = await sweepOnce(this.pool, this.sql, {
       schema: this.schema,
       expiredBefore,
       limit,
       maxTasks: this.maxTasks,
       totals: this.totals,
     });
+    if (deleted >= limit) return deleted;
+    const nowMs = this.clock.now();
+    const timestamp = new Date(nowMs).toISOString();
+    const failed = await failParkedOnce(this.pool, this.sql, this.shareSql, {
+      parkedBefore: nowMs - this.shares.parkedTtlMs,
+      expiredBefore: this.expiredBefore(),
+      limit: limit - deleted,
+      nowMs,
+      fail: (task) => failedByParkedTtl(task, timestamp),
+    });
+    if (failed.length > 0) this.totals.clear();
+    for (const { owner, task } of failed) this.shares.onEvent?.({ type: 'parked_expired', owner, task });
+    return deleted + failed.length;
   }
 
   /**

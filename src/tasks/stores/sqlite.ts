@@ -18,6 +18,10 @@
  * - `maxTasks` is enforced by the periodic sweep, not at put: a put is never refused for room,
  *   and the store may exceed the cap by what arrives between two sweeps. Counting on every put
  *   would put a write on the hot path of every new task for a bound nobody needs exact.
+ * - Fair shares (`fair-shares.ts`) are checked when a task is created (`put` with `created`):
+ *   against bounds kept in memory, and with one count of the principal's index entries when
+ *   the bounds come near a quota (`sqlite/shares.ts`). Parked tasks past their idle TTL are
+ *   failed by the sweep, within one sweep interval of it.
  * - `get` and `list` return new objects parsed from JSON, not the object that was put.
  * - Keys (owner, task id, context id) must be storable text (see `isStorableKey`).
  * - The TTL clock defaults to the wall clock (`Date.now`): `updated_at` outlives the process.
@@ -37,7 +41,7 @@
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
-import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
+import type { PutOptions, TaskPage, TaskQuery, TaskStore } from '../store.js';
 import {
   checkStorableKeys,
   MAX_BATCHES_PER_SWEEP,
@@ -48,12 +52,27 @@ import {
   WholeMsClock,
 } from './durable.js';
 import { listStoredTasks, type StoredTaskList } from './durable-list.js';
+import {
+  failedByParkedTtl,
+  isParked,
+  resolveFairShares,
+  type FairShareLimits,
+  type ResolvedFairShares,
+} from './fair-shares.js';
+import { principalOfOwner } from './principal.js';
 import { migrateSqlite } from './migrations/sqlite.js';
 import type { MigrationReport } from './migrations/plan.js';
 import { isStorableKey, statusMsOf } from './page-token.js';
 import { resolveRetention } from './retention.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, guard, openDatabase, STORE_NAME } from './sqlite/database.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
+import {
+  checkShare,
+  parkedIdle,
+  prepareShareStatements,
+  ShareBounds,
+  type SqliteShareStatements,
+} from './sqlite/shares.js';
 import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
 
 /**
@@ -64,7 +83,7 @@ import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } f
  * const options: SqliteTaskStoreOptions = { path: 'data/airlock.db', maxTasks: 100_000, taskTtlMs: 24 * 3_600_000 };
  * ```
  */
-export interface SqliteTaskStoreOptions {
+export interface SqliteTaskStoreOptions extends FairShareLimits {
   /** The database file (created, mode 0600, if missing), or `:memory:` for tests. */
   path: string;
   /** Tasks kept; the sweep evicts the least recently updated finished ones above it. Default 10 000. */
@@ -110,6 +129,10 @@ export class SqliteTaskStore implements TaskStore {
   private readonly clock: WholeMsClock;
   private readonly onBackgroundError: (error: unknown) => void;
   private readonly sql: SqliteStatements;
+  private readonly shareSql: SqliteShareStatements;
+  private readonly shares: ResolvedFairShares;
+  /** Upper bounds of the principals' shares, so that most creations need no count (see ShareBounds). */
+  private readonly shareBounds = new ShareBounds();
   /** Puts waiting for this turn's group commit (see put). */
   private readonly commits: SqliteGroupCommit;
   /** ListTasks' totalSize, reused while the owner's tasks do not change (see TotalSizeCache). */
@@ -156,6 +179,7 @@ export class SqliteTaskStore implements TaskStore {
     this.maxTasks = retention.maxTasks;
     this.taskTtlMs = retention.taskTtlMs;
     this.sweepBatch = retention.sweepBatch;
+    this.shares = resolveFairShares(STORE_NAME, options);
     this.clock = new WholeMsClock(options.now ?? Date.now);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     const db = openDatabase(
@@ -167,6 +191,7 @@ export class SqliteTaskStore implements TaskStore {
       this.migration = guard(() => migrateSqlite(db));
       this.db = db;
       this.sql = prepareStatements(db);
+      this.shareSql = prepareShareStatements(db);
     } catch (error) {
       db.close();
       throw error;
@@ -191,20 +216,30 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /**
-   * Creates or replaces a task (and restarts its idle TTL). Never refused for room.
+   * Creates or replaces a task (and restarts its idle TTL). Never refused for room; a new task
+   * (`options.created`) is held to its principal's share first.
    *
-   * @throws TaskStoreInputError `owner_conflict` if the id belongs to another owner's live task,
-   *   `invalid_timestamp`, or `unstorable_key`; StoreUnavailableError if the file is locked or the
-   *   disk is full. A refused put leaves the stored task unchanged.
+   * @throws CapacityError for a new task over its principal's quota; TaskStoreInputError
+   *   `owner_conflict` if the id belongs to another owner's live task, `invalid_timestamp`, or
+   *   `unstorable_key`; StoreUnavailableError if the file is locked or the disk is full. A refused
+   *   put leaves the stored task unchanged.
    * @example
    * ```ts
    * await store.put(owner, { ...task, status: { state: 'completed', timestamp: new Date().toISOString() } });
    * ```
    */
-  async put(owner: string, task: Task): Promise<void> {
+  async put(owner: string, task: Task, options?: PutOptions): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkStorableKeys(STORE_NAME, owner, task);
-    const params = this.upsertParams(owner, task, this.clock.now(), statusMs);
+    const nowMs = this.clock.now();
+    if (options?.created === true) {
+      const evicted = guard(() =>
+        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs)),
+      );
+      if (evicted > 0) this.totals.clear();
+    }
+    if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
+    const params = this.upsertParams(owner, task, nowMs, statusMs);
     // Group commit: see SqliteGroupCommit.
     return this.commits.enqueue(owner, params);
   }
@@ -244,7 +279,8 @@ export class SqliteTaskStore implements TaskStore {
   /**
    * One retention batch: deletes up to `limit` tasks, those idle for the TTL first (oldest
    * first), then, while the store holds more than `maxTasks`, the least recently updated
-   * finished ones. Returns how many it deleted. The timer calls it; it is public for tests and
+   * finished ones; then fails parked tasks idle for the parked TTL, with what room is left.
+   * Returns how many tasks it deleted or failed. The timer calls it; it is public for tests and
    * for operators who want room now.
    *
    * @example
@@ -263,8 +299,27 @@ export class SqliteTaskStore implements TaskStore {
         return expired + evicted;
       })(),
     );
-    if (deleted > 0) this.totals.clear();
-    return deleted;
+    const failed = deleted < limit ? this.failParked(limit - deleted) : 0;
+    if (deleted + failed > 0) this.totals.clear();
+    return deleted + failed;
+  }
+
+  /** Fails up to `limit` parked tasks past the parked TTL, in one transaction, then reports each. */
+  private failParked(limit: number): number {
+    const nowMs = this.clock.now();
+    const timestamp = new Date(nowMs).toISOString();
+    const failed = guard(() =>
+      this.db.transaction(() => {
+        const idle = parkedIdle(this.shareSql, nowMs - this.shares.parkedTtlMs, this.expiredBefore(nowMs), limit);
+        return idle.map(({ owner, task }) => {
+          const replacement = failedByParkedTtl(task, timestamp);
+          this.sql.upsert.run(this.upsertParams(owner, replacement, nowMs));
+          return { owner, task: replacement };
+        });
+      })(),
+    );
+    for (const { owner, task } of failed) this.shares.onEvent?.({ type: 'parked_expired', owner, task });
+    return failed.length;
   }
 
   /**

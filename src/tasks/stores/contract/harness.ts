@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { A2AError } from '../../../protocol/errors.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import type { TaskQuery, TaskStore } from '../../store.js';
+import type { FairShareLimits } from '../fair-shares.js';
 
 /**
  * What a store factory gets: retention settings and the clock the test moves by hand.
@@ -21,7 +22,7 @@ import type { TaskQuery, TaskStore } from '../../store.js';
  * const options: TaskStoreTestOptions = { now: () => clock.ms, maxTasks: 3 };
  * ```
  */
-export interface TaskStoreTestOptions {
+export interface TaskStoreTestOptions extends FairShareLimits {
   /** Clock for the idle TTL (and `updated_at`), in ms; the suite starts it at a 2026 wall-clock time. */
   now: () => number;
   maxTasks?: number;

@@ -32,6 +32,7 @@ import {
 } from './harness.js';
 import { describeList } from './list.js';
 import { describeRetention } from './retention.js';
+import { describeShares } from './shares.js';
 
 export type { MakeTaskStore, TaskStoreContractSettings, TaskStoreTestOptions, TaskStoreUnderTest } from './harness.js';
 
@@ -80,5 +81,6 @@ export function runTaskStoreContract(
     describeGetAndPut(harness);
     describeList(harness);
     describeRetention(harness);
+    describeShares(harness);
   });
 }

@@ -15,29 +15,23 @@
  * shares.attached(entry);
  * ```
  */
-import { randomUUID } from 'node:crypto';
 import { isTerminalState } from '../../../protocol/model.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
-import { CapacityError } from '../../policy.js';
+import type { CapacityError } from '../../policy.js';
+import {
+  failedByParkedTtl,
+  isParked,
+  quotaRefusal,
+  resolveFairShares,
+  type ResolvedFairShares,
+  type StoreQuota,
+} from '../fair-shares.js';
 import { principalOfOwner } from '../principal.js';
 import { taskBytes } from './bytes.js';
 import type { Entry, Share } from './entries.js';
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_PARKED_TASKS_PER_PRINCIPAL,
-  DEFAULT_MAX_TASKS_PER_PRINCIPAL,
-  DEFAULT_PARKED_TTL_MS,
-  type FairShareLimits,
-  type MemoryStoreEvent,
-} from './limits.js';
+import { DEFAULT_MAX_BYTES, type MemoryFairShareLimits } from './limits.js';
 import { LinkedList } from './linked-list.js';
 
-/** Retry-After of a refusal: running tasks finish in seconds, parked ones wait for a person. */
-const TASK_QUOTA_RETRY_AFTER_SECONDS = 5;
-const PARKED_QUOTA_RETRY_AFTER_SECONDS = 60;
-const STORE_FULL_RETRY_AFTER_SECONDS = 30;
-/** The status message of a parked task failed by its TTL. */
-const PARKED_EXPIRED_TEXT = 'The task waited too long for input and was failed (store.parkedTtlMinutes).';
 /** Error messages name the store, as the store's own do. */
 const STORE_NAME = 'MemoryTaskStore';
 
@@ -87,7 +81,7 @@ export class FairShares {
   readonly parkedTtlMs: number;
   readonly maxBytes: number;
   private readonly maxTasks: number;
-  private readonly onEvent: ((event: MemoryStoreEvent) => void) | undefined;
+  private readonly limits: ResolvedFairShares;
   private readonly host: ShareHost;
   /** Parked tasks, least recently updated first: their TTL sweep stops at the first live one. */
   private readonly parked = new LinkedList<Entry>();
@@ -100,22 +94,13 @@ export class FairShares {
    *
    * @throws RangeError for a quota that is not a positive integer, or a parked TTL that is not positive.
    */
-  constructor(maxTasks: number, options: FairShareLimits, host: ShareHost) {
+  constructor(maxTasks: number, options: MemoryFairShareLimits, host: ShareHost) {
     this.maxTasks = maxTasks;
-    this.maxTasksPerPrincipal = positiveInteger(
-      'maxTasksPerPrincipal',
-      options.maxTasksPerPrincipal,
-      DEFAULT_MAX_TASKS_PER_PRINCIPAL,
-    );
-    this.maxParkedPerPrincipal = positiveInteger(
-      'maxParkedTasksPerPrincipal',
-      options.maxParkedTasksPerPrincipal,
-      DEFAULT_MAX_PARKED_TASKS_PER_PRINCIPAL,
-    );
+    this.limits = resolveFairShares(STORE_NAME, options);
+    this.maxTasksPerPrincipal = this.limits.maxTasksPerPrincipal;
+    this.maxParkedPerPrincipal = this.limits.maxParkedPerPrincipal;
+    this.parkedTtlMs = this.limits.parkedTtlMs;
     this.maxBytes = positiveInteger('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
-    this.parkedTtlMs = options.parkedTtlMs ?? DEFAULT_PARKED_TTL_MS;
-    if (!(this.parkedTtlMs > 0)) throw new RangeError(`${STORE_NAME}: parkedTtlMs must be positive`);
-    this.onEvent = options.onEvent;
     this.host = host;
   }
 
@@ -170,22 +155,10 @@ export class FairShares {
    * ```
    */
   failParkedEntry(entry: Entry, nowMs: number): void {
-    const { task } = entry;
-    const message = {
-      messageId: randomUUID(),
-      role: 'agent' as const,
-      parts: [{ kind: 'text' as const, text: PARKED_EXPIRED_TEXT }],
-      taskId: task.id,
-      contextId: task.contextId,
-    };
     const timestamp = new Date().toISOString();
-    const failed: Task = {
-      ...task,
-      status: { state: 'failed', timestamp, message },
-      ...(task.history !== undefined && { history: [...task.history, message] }),
-    };
+    const failed = failedByParkedTtl(entry.task, timestamp);
     this.host.replace(entry, failed, Date.parse(timestamp), nowMs, taskBytes(failed));
-    this.onEvent?.({ type: 'parked_expired', owner: entry.owner, task: failed });
+    this.limits.onEvent?.({ type: 'parked_expired', owner: entry.owner, task: failed });
   }
 
   /**
@@ -316,34 +289,9 @@ export class FairShares {
     if (--share.tasks === 0) this.shares.delete(share.key);
   }
 
-  private refuse(owner: string, quota: 'task_quota' | 'parked_quota' | 'task_store_full'): CapacityError {
-    this.onEvent?.({ type: 'refused', owner, quota });
-    switch (quota) {
-      case 'task_quota':
-        return new CapacityError(
-          TASK_QUOTA_RETRY_AFTER_SECONDS,
-          `You hold ${this.maxTasksPerPrincipal} tasks and none of them is finished (limits.maxTasksPerPrincipal); wait for one to finish or cancel one`,
-          quota,
-        );
-      case 'parked_quota':
-        return new CapacityError(
-          PARKED_QUOTA_RETRY_AFTER_SECONDS,
-          `You have ${this.maxParkedPerPrincipal} tasks waiting for input (limits.maxParkedTasksPerPrincipal); answer or cancel one first`,
-          quota,
-        );
-      case 'task_store_full':
-        return new CapacityError(
-          STORE_FULL_RETRY_AFTER_SECONDS,
-          'The task store is full of unfinished tasks (store.maxTasks, store.maxBytes); try again later',
-          quota,
-        );
-    }
+  private refuse(owner: string, quota: StoreQuota): CapacityError {
+    return quotaRefusal(quota, this.limits, owner);
   }
-}
-
-/** Parked: waiting on the caller (input) or on credentials (auth), not running. */
-function isParked(state: TaskState): boolean {
-  return state === 'input-required' || state === 'auth-required';
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {

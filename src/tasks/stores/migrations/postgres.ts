@@ -17,6 +17,10 @@
  * - `tasks_expiry` and `tasks_eviction` (finished tasks only) let the retention sweep delete its
  *   oldest victims in bounded batches.
  *
+ * Version 2: `tasks_parked` (updated_at of input- and auth-required tasks only), so the sweep
+ * finds parked tasks past their idle TTL without reading the others. A principal's shares are
+ * counted on `tasks_owner_state_list` (an owner range; state and updated_at are in the index).
+ *
  * @example
  * ```ts
  * const client = await pool.connect();
@@ -59,6 +63,13 @@ CREATE INDEX tasks_owner_context_list ON tasks (owner, context_id, status_ts DES
 CREATE INDEX tasks_owner_state_list ON tasks (owner, state, status_ts DESC, id DESC) INCLUDE (updated_at);
 CREATE INDEX tasks_expiry ON tasks (updated_at);
 CREATE INDEX tasks_eviction ON tasks (updated_at) WHERE terminal;
+`,
+  },
+  {
+    version: 2,
+    name: 'parked tasks',
+    sql: `
+CREATE INDEX tasks_parked ON tasks (updated_at) WHERE state IN ('input-required', 'auth-required');
 `,
   },
 ];

@@ -20,6 +20,10 @@
  * - `task_count`, kept by triggers, is the row count in O(1): the sweep compares it with
  *   `maxTasks` every run, and `count(*)` would read a whole index each time.
  *
+ * Version 2: `tasks_parked` (updated_at of input- and auth-required tasks only), so the sweep
+ * finds parked tasks past their idle TTL without reading the others. A principal's shares are
+ * counted on `tasks_owner_state_list` (owner range, state, updated_at: all in the index).
+ *
  * @example
  * ```ts
  * const db = new Database('/var/lib/airlock/airlock.db');
@@ -64,6 +68,13 @@ CREATE TABLE task_count (
 INSERT INTO task_count (only_row, tasks) VALUES (0, 0);
 CREATE TRIGGER tasks_counted_in AFTER INSERT ON tasks BEGIN UPDATE task_count SET tasks = tasks + 1; END;
 CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count SET tasks = tasks - 1; END;
+`,
+  },
+  {
+    version: 2,
+    name: 'parked tasks',
+    sql: `
+CREATE INDEX tasks_parked ON tasks (updated_at) WHERE state IN ('input-required', 'auth-required');
 `,
   },
 ];

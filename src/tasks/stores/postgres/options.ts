@@ -6,6 +6,7 @@
  * const settings = resolveOptions({ url, schema: 'airlock' }); // { schema: 'airlock', maxTasks: 10000, … }
  * ```
  */
+import type { FairShareLimits } from '../fair-shares.js';
 import { resolveRetention, type Retention } from '../retention.js';
 
 /**
@@ -16,7 +17,7 @@ import { resolveRetention, type Retention } from '../retention.js';
  * const options: PostgresTaskStoreOptions = { url: 'postgres://airlock@db/airlock', schema: 'airlock', poolSize: 20 };
  * ```
  */
-export interface PostgresTaskStoreOptions {
+export interface PostgresTaskStoreOptions extends FairShareLimits {
   /** A libpq connection URL. Its own parameters (sslmode, options, …) win over the defaults below. */
   url: string;
   /** Schema holding the tables, created if missing. `[a-z_][a-z0-9_]*`, at most 63. Default `public`. */

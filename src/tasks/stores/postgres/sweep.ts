@@ -1,6 +1,7 @@
 /**
  * The PostgreSQL store's retention batch, in one transaction: expired rows first (oldest first),
- * then, while the table holds more than `maxTasks`, the least recently updated finished ones.
+ * then, while the table holds more than `maxTasks`, the least recently updated finished ones;
+ * and the parked-TTL batch, which fails parked tasks idle for too long.
  * Only one replica sweeps at a time (a transaction-scoped advisory lock; the others delete
  * nothing), and rows being written are skipped, not waited for.
  *
@@ -10,8 +11,10 @@
  * ```
  */
 import type { Pool } from 'pg';
+import type { Task } from '../../../protocol/model.js';
 import type { TotalSizeCache } from '../durable.js';
 import { withPooledClient } from './connection.js';
+import { parkedIdle, type ShareStatements } from './shares.js';
 import type { Statements } from './statements.js';
 
 /**
@@ -63,6 +66,67 @@ export async function sweepOnce(pool: Pool, sql: Statements, batch: SweepBatch):
       await client.query('COMMIT');
       if (deleted > 0) batch.totals.clear();
       return deleted;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/**
+ * What one parked-TTL batch fails: parked tasks idle since `parkedBefore` (still live at
+ * `expiredBefore`), at most `limit`, each replaced by `fail(task)` with `updated_at = nowMs`.
+ *
+ * @example
+ * ```ts
+ * const batch: ParkedBatch = { parkedBefore: now - parkedTtlMs, expiredBefore, limit: 1_000, nowMs: now, fail };
+ * ```
+ */
+export interface ParkedBatch {
+  readonly parkedBefore: number;
+  readonly expiredBefore: number;
+  readonly limit: number;
+  readonly nowMs: number;
+  readonly fail: (task: Task) => Task;
+}
+
+/**
+ * Fails one batch of parked tasks past their TTL in one transaction (rows another replica is
+ * failing or writing are skipped), and returns them as written.
+ *
+ * @throws StoreUnavailableError if the database is unavailable.
+ * @example
+ * ```ts
+ * for (const { owner, task } of await failParkedOnce(pool, sql, shareSql, batch)) report(owner, task);
+ * ```
+ */
+export async function failParkedOnce(
+  pool: Pool,
+  sql: Statements,
+  shareSql: ShareStatements,
+  batch: ParkedBatch,
+): Promise<{ owner: string; task: Task }[]> {
+  return withPooledClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const idle = await parkedIdle(client, shareSql, batch.parkedBefore, batch.expiredBefore, batch.limit);
+      const failed = idle.map(({ owner, task }) => ({ owner, task: batch.fail(task) }));
+      if (failed.length > 0) {
+        const column = <T>(pick: (row: { owner: string; task: Task }) => T): T[] => failed.map(pick);
+        await client.query(sql.putMany, [
+          column((row) => row.task.id),
+          column((row) => row.owner),
+          column((row) => row.task.contextId),
+          column((row) => row.task.status.state),
+          column(() => true),
+          column((row) => Date.parse(row.task.status.timestamp)),
+          column(() => batch.nowMs),
+          column((row) => JSON.stringify(row.task)),
+          batch.expiredBefore,
+        ]);
+      }
+      await client.query('COMMIT');
+      return failed;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

@@ -1,0 +1,139 @@
+/**
+ * The PostgreSQL store's fair shares: a new task's principal counted, and its own oldest finished
+ * tasks evicted when it is at its task quota, in one statement (one round trip, on the
+ * owner/state list index); and the sweep's step that fails parked tasks idle for the parked TTL
+ * (on the `tasks_parked` index of migration 2). The decisions are `../fair-shares.ts`'s, shared
+ * with every store.
+ *
+ * Replicas: the count and the insert are two statements, so tasks created at once by one
+ * principal on several replicas may hold a few more than its quota (at most its turns running
+ * at once); nothing is ever evicted for another principal.
+ *
+ * @example
+ * ```ts
+ * const sql = shareStatementsFor('"public"');
+ * const evicted = await admitShare(query, sql, limits, owner, expiredBefore);
+ * ```
+ */
+import type { ClientBase, QueryResult, QueryResultRow } from 'pg';
+import type { Task } from '../../../protocol/model.js';
+import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
+import { principalOfOwner } from '../principal.js';
+
+const TERMINAL = `state IN ('completed', 'failed', 'canceled', 'rejected')`;
+/** Written as the partial index `tasks_parked` is, so that the planner can use it. */
+const PARKED = `state IN ('input-required', 'auth-required')`;
+
+/**
+ * The texts of the share statements for one schema.
+ *
+ * @example
+ * ```ts
+ * const { admit, parkedIdle } = shareStatementsFor('"airlock"');
+ * ```
+ */
+export interface ShareStatements {
+  /** $1 low, $2 high, $3 tail, $4 expiredBefore, $5 maxTasksPerPrincipal, $6 maxParked. */
+  readonly admit: string;
+  /** $1 parkedBefore, $2 expiredBefore, $3 limit; rows locked (SKIP LOCKED) in the sweep's transaction. */
+  readonly parkedIdle: string;
+}
+
+/**
+ * Builds the share statements' texts (the schema is quoted by the caller).
+ *
+ * @example
+ * ```ts
+ * const sql = shareStatementsFor(quoteIdentifier(schema));
+ * ```
+ */
+export function shareStatementsFor(schema: string): ShareStatements {
+  const tasks = `${schema}.tasks`;
+  return {
+    // Counts and, when the principal is at its task quota and has room to make, evicts its own
+    // oldest finished tasks: the DELETE runs only when shareDecision would say `evict`.
+    admit: `WITH mine AS (
+        SELECT id, state, updated_at FROM ${tasks}
+        WHERE owner >= $1 AND owner < $2 AND strpos(substr(owner, $3::int), '@') = 0 AND updated_at > $4
+      ), counts AS (
+        SELECT count(*) AS tasks,
+               count(*) FILTER (WHERE ${PARKED}) AS parked,
+               count(*) FILTER (WHERE ${TERMINAL}) AS finished
+        FROM mine
+      ), victims AS (
+        SELECT id FROM mine WHERE ${TERMINAL}
+        ORDER BY updated_at
+        LIMIT CASE WHEN (SELECT tasks FROM counts) < $5::bigint THEN 0
+          ELSE GREATEST((SELECT tasks FROM counts) - $5::bigint + 1, ceil($5::bigint / 10.0)::bigint) END
+      ), gone AS (
+        DELETE FROM ${tasks} WHERE id IN (SELECT id FROM victims)
+          AND (SELECT parked FROM counts) < $6::bigint
+          AND (SELECT finished FROM counts) >= (SELECT tasks FROM counts) - $5::bigint + 1
+        RETURNING 1
+      )
+      SELECT tasks, parked, finished, (SELECT count(*) FROM gone) AS evicted FROM counts`,
+    parkedIdle: `SELECT id, owner, body FROM ${tasks}
+      WHERE ${PARKED} AND updated_at <= $1 AND updated_at > $2
+      ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+  };
+}
+
+type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<QueryResult<Row>>;
+
+/**
+ * Admits a new task of `owner` under its principal's share (see the module comment); returns how
+ * many of its own finished tasks went to make room.
+ *
+ * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`;
+ *   StoreUnavailableError (from `query`) if the database is unavailable.
+ * @example
+ * ```ts
+ * if ((await admitShare(query, sql, limits, owner, expiredBefore)) > 0) totals.clear();
+ * ```
+ */
+export async function admitShare(
+  query: Query,
+  sql: ShareStatements,
+  limits: ResolvedFairShares,
+  owner: string,
+  expiredBefore: number,
+): Promise<number> {
+  const range = ownerRangeOf(principalOfOwner(owner));
+  const result = await query<{ tasks: string; parked: string; finished: string; evicted: string }>(
+    'airlock_task_share_admit',
+    sql.admit,
+    [range.low, range.high, range.tail, expiredBefore, limits.maxTasksPerPrincipal, limits.maxParkedPerPrincipal],
+  );
+  const row = result.rows[0];
+  const counts = {
+    tasks: Number(row?.tasks ?? 0),
+    parked: Number(row?.parked ?? 0),
+    finished: Number(row?.finished ?? 0),
+  };
+  const decision = shareDecision(counts, limits);
+  if (decision.kind === 'refuse') throw quotaRefusal(decision.quota, limits, owner);
+  return Number(row?.evicted ?? 0);
+}
+
+/**
+ * Up to `limit` parked tasks idle since `parkedBefore`, still live, locked for the caller's transaction.
+ *
+ * @example
+ * ```ts
+ * const idle = await parkedIdle(client, sql, now - parkedTtlMs, expiredBefore, room);
+ * ```
+ */
+export async function parkedIdle(
+  client: ClientBase,
+  sql: ShareStatements,
+  parkedBefore: number,
+  expiredBefore: number,
+  limit: number,
+): Promise<{ owner: string; task: Task }[]> {
+  const result = await client.query<{ owner: string; body: string }>(sql.parkedIdle, [
+    parkedBefore,
+    expiredBefore,
+    limit,
+  ]);
+  return result.rows.map((row) => ({ owner: row.owner, task: JSON.parse(row.body) as Task }));
+}

@@ -1,0 +1,179 @@
+/**
+ * The SQLite store's fair shares: a new task's principal counted (its live tasks, parked and
+ * finished ones) on the owner/state list index, its own oldest finished tasks evicted when it is
+ * at its quota, and the sweep's step that fails parked tasks idle for the parked TTL (on the
+ * `tasks_parked` index of migration 2). The decisions are `../fair-shares.ts`'s, shared with
+ * every store.
+ *
+ * Cost: the count reads the principal's index entries, O(its tasks) ≤ its quota. This store is
+ * one process's, so it sees every write: {@link ShareBounds} keeps, per principal, an upper bound
+ * of its tasks and parked tasks since their last count, and a new task well inside both is
+ * admitted without counting. At its quota a principal gives up a tenth of it at once, so one that
+ * keeps creating there pays one count and one eviction per tenth (see `shareDecision`).
+ *
+ * @example
+ * ```ts
+ * const shares = prepareShareStatements(db);
+ * checkShare(shares, bounds, limits, owner, expiredBefore); // may evict the owner's own finished tasks, or throw CapacityError
+ * ```
+ */
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { Task } from '../../../protocol/model.js';
+import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
+import { principalOfOwner } from '../principal.js';
+
+/** One principal's owner keys (see ownerRangeOf), on the index that also carries state. */
+const PRINCIPAL_ROWS = `FROM tasks INDEXED BY tasks_owner_state_list
+  WHERE owner >= @low AND owner < @high AND instr(substr(owner, @tail), '@') = 0 AND updated_at > @expiredBefore`;
+const TERMINAL = `state IN ('completed', 'failed', 'canceled', 'rejected')`;
+/** Written exactly as the partial index `tasks_parked` is, so that SQLite uses it. */
+const PARKED = `state IN ('input-required', 'auth-required')`;
+
+interface ShareParams {
+  low: string;
+  high: string;
+  tail: number;
+  expiredBefore: number;
+}
+
+/**
+ * The statements behind the shares.
+ *
+ * @example
+ * ```ts
+ * const statements: SqliteShareStatements = prepareShareStatements(db);
+ * ```
+ */
+export interface SqliteShareStatements {
+  readonly counts: Statement<[ShareParams], { tasks: number; parked: number; finished: number }>;
+  readonly evictOwnFinished: Statement<[ShareParams & { count: number }]>;
+  readonly parkedIdle: Statement<
+    [{ parkedBefore: number; expiredBefore: number; limit: number }],
+    { owner: string; body: string }
+  >;
+}
+
+/**
+ * Prepares the share statements (after the migrations: they name migration 2's index).
+ *
+ * @example
+ * ```ts
+ * const shares = prepareShareStatements(db);
+ * ```
+ */
+export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatements {
+  return {
+    counts: db.prepare(
+      `SELECT count(*) AS tasks, coalesce(sum(${PARKED}), 0) AS parked, coalesce(sum(${TERMINAL}), 0) AS finished ${PRINCIPAL_ROWS}`,
+    ),
+    evictOwnFinished: db.prepare(
+      `DELETE FROM tasks WHERE rowid IN (SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count)`,
+    ),
+    parkedIdle: db.prepare(
+      `SELECT owner, body FROM tasks INDEXED BY tasks_parked
+         WHERE ${PARKED} AND updated_at <= @parkedBefore AND updated_at > @expiredBefore ORDER BY updated_at LIMIT @limit`,
+    ),
+  };
+}
+
+/** Principals whose bounds are kept at most; past it they are all forgotten (and counted again). */
+const MAX_BOUNDED_PRINCIPALS = 10_000;
+
+/**
+ * Upper bounds of each principal's tasks and parked tasks, from their last count plus every
+ * task created and every parked write since. Only ever too high (deletions, answers and the
+ * sweep make the truth lower), so a new task inside both bounds is inside the quotas.
+ *
+ * @example
+ * ```ts
+ * const bounds = new ShareBounds();
+ * if (!bounds.admits(principal, limits)) recount();
+ * ```
+ */
+export class ShareBounds {
+  readonly #bounds = new Map<string, { tasks: number; parked: number }>();
+
+  /** Whether a new task of `principal` is surely inside both quotas. */
+  admits(
+    principal: string,
+    limits: Pick<ResolvedFairShares, 'maxTasksPerPrincipal' | 'maxParkedPerPrincipal'>,
+  ): boolean {
+    const bound = this.#bounds.get(principal);
+    return (
+      bound !== undefined && bound.tasks < limits.maxTasksPerPrincipal && bound.parked < limits.maxParkedPerPrincipal
+    );
+  }
+
+  /** After a count: the principal holds `tasks` (after evictions) and `parked`. */
+  counted(principal: string, tasks: number, parked: number): void {
+    if (this.#bounds.size >= MAX_BOUNDED_PRINCIPALS && !this.#bounds.has(principal)) this.#bounds.clear();
+    this.#bounds.set(principal, { tasks, parked });
+  }
+
+  /** A task of `principal` was created. */
+  created(principal: string): void {
+    const bound = this.#bounds.get(principal);
+    if (bound !== undefined) bound.tasks++;
+  }
+
+  /** A task of `principal` was written parked (it may have been parked already: a bound). */
+  parkedWrite(principal: string): void {
+    const bound = this.#bounds.get(principal);
+    if (bound !== undefined) bound.parked++;
+  }
+}
+
+/**
+ * Admits a new task of `owner` under its principal's share: evicts its own oldest finished tasks
+ * when it is at its task quota; returns how many went.
+ *
+ * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`.
+ * @example
+ * ```ts
+ * if (checkShare(shares, bounds, limits, owner, expiredBefore) > 0) totals.clear();
+ * ```
+ */
+export function checkShare(
+  statements: SqliteShareStatements,
+  bounds: ShareBounds,
+  limits: ResolvedFairShares,
+  owner: string,
+  expiredBefore: number,
+): number {
+  const principal = principalOfOwner(owner);
+  if (bounds.admits(principal, limits)) {
+    bounds.created(principal);
+    return 0;
+  }
+  const range = ownerRangeOf(principal);
+  const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
+  const counts = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
+  const decision = shareDecision(counts, limits);
+  if (decision.kind === 'refuse') {
+    bounds.counted(principal, counts.tasks, counts.parked);
+    throw quotaRefusal(decision.quota, limits, owner);
+  }
+  const evicted =
+    decision.kind === 'admit' ? 0 : statements.evictOwnFinished.run({ ...params, count: decision.count }).changes;
+  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked);
+  return evicted;
+}
+
+/**
+ * Up to `limit` parked tasks idle since `parkedBefore` (oldest first), still live.
+ *
+ * @example
+ * ```ts
+ * for (const { owner, task } of parkedIdle(shares, now - parkedTtlMs, expiredBefore, 100)) write(owner, failedByParkedTtl(task, ts));
+ * ```
+ */
+export function parkedIdle(
+  statements: SqliteShareStatements,
+  parkedBefore: number,
+  expiredBefore: number,
+  limit: number,
+): { owner: string; task: Task }[] {
+  return statements.parkedIdle
+    .all({ parkedBefore, expiredBefore, limit })
+    .map((row) => ({ owner: row.owner, task: JSON.parse(row.body) as Task }));
+}
