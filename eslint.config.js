@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * What each folder of src/ may import besides itself (type-only imports count too). Read it
- * top-down: `cli → server | mcp → client → config → approvals → tasks → agents | trust | audit →
+ * top-down: `cli → server | mcp → client → config → approvals → tasks | tools → agents | trust | audit →
  * net | state | identity → protocol | content → errors`. `src/index.ts` (the public API) may
  * import anything.
  */
@@ -26,12 +26,13 @@ const LAYERS = {
   trust: [...LEAVES],
   audit: [...LEAVES],
   tasks: SERVICES,
-  approvals: [...SERVICES, 'tasks'],
-  config: [...SERVICES, 'tasks', 'approvals'],
-  client: [...SERVICES, 'tasks', 'approvals', 'config'],
-  server: [...SERVICES, 'tasks', 'approvals', 'config', 'client'],
-  mcp: [...SERVICES, 'tasks', 'approvals', 'config', 'client', 'server'],
-  cli: [...SERVICES, 'tasks', 'approvals', 'config', 'client', 'server', 'mcp'],
+  tools: SERVICES,
+  approvals: [...SERVICES, 'tasks', 'tools'],
+  config: [...SERVICES, 'tasks', 'tools', 'approvals'],
+  client: [...SERVICES, 'tasks', 'tools', 'approvals', 'config'],
+  server: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client'],
+  mcp: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client', 'server'],
+  cli: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client', 'server', 'mcp'],
 };
 const FOLDERS = Object.keys(LAYERS);
 const layerZones = FOLDERS.map((folder) => ({

@@ -73,6 +73,9 @@ export { loadConfigFile, parseConfig, type AirlockConfig, type ClientEntry } fro
 export { ConfigError } from './config/errors.js';
 export { generateToken } from './config/tokens.js';
 export { createGateway, type Gateway, type GatewayOptions } from './server/http.js';
+// Agent tools: MCP tool servers under the ladder (docs/TOOLS.md); `airlock serve` starts them itself.
+export { startToolServers } from './server/tools.js';
+export { ToolHub, ToolPinStore, ToolServerError, type ToolHubOptions, type ToolsConfig } from './tools/index.js';
 export {
   BackendSetupError,
   prepareBackends,

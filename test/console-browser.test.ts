@@ -7,16 +7,16 @@
  * Needs /usr/bin/chromium. Skipped (with the reason) only outside CI when it is missing.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Task } from '@a2a-js/sdk';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../src/agents/backend.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { asTask, sdkClient, sendRequest, stateOf, userMessage } from './helpers/sdk-caller.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const BOT_TOKEN = 'bot-client-token-for-console-0123456789abcdef';
 const ALICE_TOKEN = 'alice-person-token-for-console-0123456789abcd';
 const API_KEY = 'sk-live-console-test-0123456789abcdefghijkl';
@@ -58,9 +58,7 @@ class MailBackend implements AgentBackend {
   }
 }
 
-const missing = !existsSync(CHROMIUM);
-const skip =
-  missing && process.env.CI !== 'true' ? `${CHROMIUM} is not installed (this test runs whenever CI=true)` : false;
+const skip = chromiumSkip;
 
 describe('web console in a real browser', { skip }, () => {
   let gw: TestGateway;
@@ -69,19 +67,7 @@ describe('web console in a real browser', { skip }, () => {
 
   before(async () => {
     gw = await startGateway(YAML, { env: { BOT_TOKEN, ALICE_TOKEN, API_KEY }, backends: { ops: mail } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

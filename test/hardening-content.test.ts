@@ -158,10 +158,12 @@ describe('what a backend is handed', () => {
   const seen: SeenTurn[] = [];
   before(async () => {
     sink = new MemoryAuditSink();
-    const yaml = DEFAULT_YAML.replace(
+    // Allowed tools, but no tool server connected (no hub handed to the gateway): still none;
+    // and the outbound A2A tools are no MCP tool an allow list could name.
+    const yaml = `tools:\n  servers:\n    - { name: web, http: { url: 'https://tools.example/mcp' }, tools: { search: { level: L1 } } }\n${DEFAULT_YAML.replace(
       'backend: { type: echo }',
-      'backend: { type: echo }\n    allowTools: true\n    tools: { allow: [web_search, a2a_send] }',
-    );
+      'backend: { type: echo }\n    allowTools: true\n    tools: { allow: [web.search] }',
+    )}`;
     gw = await startGateway(yaml, {
       auditSink: sink,
       backends: { echo: recordingBackend(seen), writer: recordingBackend(seen) },

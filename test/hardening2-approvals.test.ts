@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../src/agents/backend.js';
 import { hasHiddenCharacters } from '../src/approvals/display.js';
 import { MemoryAuditSink } from '../src/audit/memory.js';
@@ -27,7 +28,6 @@ import { captureIO } from './helpers/command-io.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { asTask, sdkClient, sendRequest, stateOf, userMessage } from './helpers/sdk-caller.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const BOT_TOKEN = 'bot-client-token-hardening2-approvals-0123456789';
 const ALICE_TOKEN = 'alice-person-token-hardening2-approvals-012345';
 const BOUNDED = { timeout: 60_000 };
@@ -72,9 +72,7 @@ clients:
   - { id: bot, token: "\${BOT_TOKEN}", agents: [bank], owner: alice }
 `;
 
-const missingChromium = !(await import('node:fs')).existsSync(CHROMIUM);
-const skipBrowser =
-  missingChromium && process.env.CI !== 'true' ? `${CHROMIUM} is not installed (runs whenever CI=true)` : false;
+const skipBrowser = chromiumSkip;
 
 /** Every character of `text` a person could not see (layout newlines and table tabs aside). */
 function invisible(text: string): string[] {
@@ -152,19 +150,7 @@ describe('approvals: hidden characters are shown escaped, and what is shown is w
     'the console page shows the escaped arguments and the warning; approving runs exactly what was read',
     { ...BOUNDED, skip: skipBrowser },
     async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
       const parked = await park();
       const context = await browser.newContext();
       const page = await context.newPage();

@@ -15,20 +15,17 @@
  * is missing.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { MemoryAuditSink } from '../src/audit/index.js';
 import { rpc, startGateway, TOKEN_A, v03Message, withServer, type TestGateway } from './helpers/gateway.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const WRONG_TOKEN = 'not-a-client-token-0123456789abcdefghij';
-const missing = !existsSync(CHROMIUM);
-const skipBrowser =
-  missing && process.env.CI !== 'true' ? `${CHROMIUM} is not installed (this test runs whenever CI=true)` : false;
+const skipBrowser = chromiumSkip;
 
 /** Adds an agent that admits anonymous loopback callers (and the REST ask route). */
 const ANONYMOUS_AGENT = `  - slug: open
@@ -81,19 +78,7 @@ describe('a hostile web page on another loopback origin', { skip: skipBrowser },
 
   before(async () => {
     page = await pageServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -198,11 +183,7 @@ approvals:
       { timeout: 60_000 },
       async () => {
         const page = await pageServer();
-        const browser = await chromium.launch({
-          executablePath: CHROMIUM,
-          headless: true,
-          args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-        });
+        const browser = await launchChromium();
         const sink = new MemoryAuditSink();
         const gw = await startGateway(YAML, { auditSink: sink, env: { ALICE_TOKEN } });
         try {

@@ -18,6 +18,17 @@ import type { Artifact, Message, Part, Task } from '../protocol/model.js';
 import { AirlockError } from '../errors/index.js';
 import type { TurnToolbox } from './tools.js';
 
+/**
+ * The most a `propose-action` continuation may take as JSON (UTF-8 bytes): what the gateway keeps
+ * with the action and hands back. A larger one is refused.
+ *
+ * @example
+ * ```ts
+ * if (Buffer.byteLength(JSON.stringify(transcript)) > MAX_CONTINUATION_BYTES) yield { type: 'failed', reason: 'too long to park' };
+ * ```
+ */
+export const MAX_CONTINUATION_BYTES = 256 * 1024;
+
 /** What a backend knows about the turn it is asked to run. */
 export interface AgentTurn {
   /**

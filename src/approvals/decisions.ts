@@ -111,6 +111,7 @@ export async function decideAction(
     },
     false,
   );
+  state.decided?.(actionId);
   return actionView(state, decided, now);
 }
 

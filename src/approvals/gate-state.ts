@@ -30,6 +30,8 @@ export interface GateState {
   readonly ttlMs: number;
   readonly serviceMaxLevel: 'L1' | 'L2';
   readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
+  /** Agents whose denied or expired actions go back to the backend (`actions.onDenied: continue`). */
+  readonly continueOnDenied: ReadonlySet<string>;
   readonly clientOwners: ClientOwners;
   /** `auth.jwt.issuer` ('' without JWT auth): the namespace of delegating users' ids. */
   readonly jwtIssuer: string;
@@ -40,6 +42,8 @@ export interface GateState {
   readonly questions: MemoryQuestionStore;
   readonly origins: OriginBook;
   readonly trail: ApprovalAuditTrail;
+  /** Told of each decision and answer (by action or question id) once it is recorded. */
+  readonly decided?: (id: string) => void;
 }
 
 /**

@@ -62,6 +62,8 @@ export interface ApprovalServiceOptions {
   };
   /** The highest level each agent may act at (`agents[].actions.maxLevel`); default L2. */
   readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
+  /** Agents with `actions.onDenied: continue` (default: none; a denial fails the task). */
+  readonly continueOnDenied?: ReadonlySet<string>;
   /** Client id → the owning person's user id (`person:<id>`). */
   readonly clientOwners: ClientOwners;
   /** `auth.jwt.issuer`, when JWTs are verified: delegating users are `jwt:<issuer>#<sub>`. */
@@ -73,6 +75,27 @@ export interface ApprovalServiceOptions {
   readonly baseUrl: () => string;
   /** Epoch milliseconds; for tests. */
   readonly now?: () => number;
+  /**
+   * Told of the task behind each decision (approve, deny) and answer, once it is recorded: the
+   * gateway resumes the task itself (`TaskService.resumeDecided`). Never told what was decided.
+   */
+  readonly onDecided?: (task: DecidedTask) => void;
+}
+
+/**
+ * The task a person's decision or answer was about, and who called it: enough for the gateway to
+ * resume the task as that caller.
+ *
+ * @example
+ * ```ts
+ * const decided: DecidedTask = { owner: 'client:app::@ops', taskId: 't-1', agent: 'ops', caller: { clientId: 'app', kind: 'client' } };
+ * ```
+ */
+export interface DecidedTask {
+  readonly owner: string;
+  readonly taskId: string;
+  readonly agent: string;
+  readonly caller?: CallContext['caller'];
 }
 
 const NO_APPROVALS_TTL_MS = 60_000;
@@ -100,6 +123,7 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       ttlMs: options.settings?.ttlMs ?? NO_APPROVALS_TTL_MS,
       serviceMaxLevel: options.settings?.serviceMaxLevel ?? 'L2',
       agentMaxLevels: options.agentMaxLevels,
+      continueOnDenied: options.continueOnDenied ?? new Set(),
       clientOwners: options.clientOwners,
       jwtIssuer: options.jwtIssuer ?? '',
       secrets: options.secrets,
@@ -110,6 +134,23 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       origins: new OriginBook(maxPending),
       trail: new ApprovalAuditTrail(options.audit, now),
     };
+    const onDecided = options.onDecided;
+    if (onDecided !== undefined) {
+      const origins = this.#state.origins;
+      this.#state = {
+        ...this.#state,
+        decided: (id) => {
+          const origin = origins.origin(id);
+          if (origin === undefined) return;
+          onDecided({
+            owner: origin.owner,
+            taskId: origin.taskId,
+            agent: origin.agent,
+            ...(origin.caller !== undefined && { caller: origin.caller }),
+          });
+        },
+      };
+    }
   }
 
   /** Actions and questions whose origin is remembered (for metrics and tests; bounded by maxPending). */
@@ -119,8 +160,8 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
 
   // ---- ParkingGate -------------------------------------------------------------------------
 
-  propose(ctx: CallContext, owner: string, task: Task, proposal: ProposedAction): ParkOutcome {
-    return proposeAction(this.#state, ctx, owner, task, proposal);
+  propose(ctx: CallContext, owner: string, task: Task, proposal: ProposedAction, continuation?: unknown): ParkOutcome {
+    return proposeAction(this.#state, ctx, owner, task, proposal, continuation);
   }
 
   ask(ctx: CallContext, owner: string, task: Task, remote: RemoteQuestion): ParkOutcome {

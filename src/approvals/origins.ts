@@ -11,6 +11,7 @@
  * const args = origins.takeArgs(action.actionId) ?? action.args;
  * ```
  */
+import type { CallContext } from '../tasks/call-context.js';
 import type { MemoryQuestionStore } from './questions.js';
 import type { MemoryApprovalStore } from './store.js';
 
@@ -29,6 +30,8 @@ export interface Origin {
   readonly agent: string;
   readonly client: string;
   readonly contextId: string;
+  /** Who called (for the gateway to resume the task as that caller once the person decided). */
+  readonly caller?: CallContext['caller'];
 }
 
 /**
@@ -40,8 +43,11 @@ export interface Origin {
  * ```
  */
 export class OriginBook {
-  /** What the backend proposed, unredacted, until the approval is used (it gets them back). */
-  readonly #originalArgs = new Map<string, unknown>();
+  /**
+   * What the backend proposed, unredacted, and what it kept to go on (its continuation), until
+   * the approval is used or the action is denied (it gets them back).
+   */
+  readonly #originalArgs = new Map<string, { readonly args: unknown; readonly continuation?: unknown }>();
   /** Where each action / question came from, for views and audit rows. */
   readonly #origins = new Map<string, Origin>();
   /** taskId → the latest action proposed on it (for the console's task list). */
@@ -62,8 +68,8 @@ export class OriginBook {
     return this.#origins.get(id);
   }
 
-  rememberAction(actionId: string, origin: Origin, args: unknown): void {
-    this.#originalArgs.set(actionId, args);
+  rememberAction(actionId: string, origin: Origin, args: unknown, continuation?: unknown): void {
+    this.#originalArgs.set(actionId, continuation === undefined ? { args } : { args, continuation });
     this.#origins.set(actionId, origin);
     this.#actionByTask.set(origin.taskId, actionId);
   }
@@ -77,15 +83,11 @@ export class OriginBook {
     return this.#actionByTask.get(taskId);
   }
 
-  /** The unredacted arguments of an action, forgotten as they are handed out. */
-  takeArgs(actionId: string): unknown {
-    const args = this.#originalArgs.get(actionId);
+  /** The unredacted arguments of an action and its continuation, forgotten as they are handed out. */
+  take(actionId: string): { readonly args: unknown; readonly continuation?: unknown } | undefined {
+    const kept = this.#originalArgs.get(actionId);
     this.#originalArgs.delete(actionId);
-    return args;
-  }
-
-  forgetArgs(actionId: string): void {
-    this.#originalArgs.delete(actionId);
+    return kept;
   }
 
   /**

@@ -9,7 +9,7 @@
  * if (outcome.kind === 'park') task.status.message = { …, parts: outcome.parts };
  * ```
  */
-import type { ApprovedAction, ProposedAction } from '../agents/backend.js';
+import { MAX_CONTINUATION_BYTES, type ApprovedAction, type ProposedAction } from '../agents/backend.js';
 import type { Task } from '../protocol/model.js';
 import type { CallContext } from '../tasks/call-context.js';
 import type { ParkOutcome, ResumeOutcome } from '../tasks/policy.js';
@@ -41,6 +41,7 @@ export function proposeAction(
   owner: string,
   task: Task,
   proposal: ProposedAction,
+  continuation?: unknown,
 ): ParkOutcome {
   const { trail } = state;
   const level = parseLevel(proposal.level);
@@ -60,6 +61,18 @@ export function proposeAction(
       level,
     );
   }
+  // Kept as a JSON copy: what comes back is what a store would give back, whatever the backend does to its own.
+  const kept = continuation === undefined ? undefined : boundedJsonCopy(continuation);
+  if (continuation !== undefined && kept === undefined) {
+    return trail.refusal(
+      ctx,
+      task,
+      'invalid_proposal',
+      `The agent kept more than ${MAX_CONTINUATION_BYTES / 1024} KiB of JSON (or something that is not JSON) to go on after the decision.`,
+      tool,
+      level,
+    );
+  }
   const principalKind = ctx.caller?.kind ?? 'service';
   const verdict = decideProposal({
     level,
@@ -69,7 +82,16 @@ export function proposeAction(
   });
   if (verdict.kind === 'refuse') return trail.refusal(ctx, task, verdict.reason, verdict.message, tool, level);
   if (verdict.kind === 'allow') {
-    return { kind: 'allow', action: { actionId: newActionId(), tool, args: proposal.args ?? {}, level } };
+    return {
+      kind: 'allow',
+      action: {
+        actionId: newActionId(),
+        tool,
+        args: proposal.args ?? {},
+        level,
+        ...(kept !== undefined && { continuation: kept }),
+      },
+    };
   }
   if (!state.enabled) {
     return trail.refusal(
@@ -127,8 +149,17 @@ export function proposeAction(
   });
   state.origins.rememberAction(
     action.actionId,
-    { kind: 'action', owner, taskId: task.id, agent: ctx.agentSlug, client, contextId: task.contextId },
+    {
+      kind: 'action',
+      owner,
+      taskId: task.id,
+      agent: ctx.agentSlug,
+      client,
+      contextId: task.contextId,
+      ...(ctx.caller !== undefined && { caller: ctx.caller }),
+    },
     proposal.args ?? {},
+    kept,
   );
   const url = `${state.baseUrl()}/approvals/${action.actionId}`;
   const info = levelView(level);
@@ -171,9 +202,24 @@ export async function resumeAction(
     case 'repark':
       state.trail.reparked(ctx, task, actionId, now);
       return { kind: 'repark' };
-    case 'fail':
-      state.origins.forgetArgs(actionId);
+    case 'fail': {
+      const kept = state.origins.take(actionId);
+      if (action !== undefined && kept?.continuation !== undefined && state.continueOnDenied.has(ctx.agentSlug)) {
+        // The agent goes on without the action: its backend tells its model why.
+        return {
+          kind: 'resume',
+          denied: {
+            actionId,
+            tool: action.tool,
+            level: action.level,
+            outcome: step.reason === 'action_denied' ? 'denied' : 'expired',
+            reason: step.message,
+            continuation: kept.continuation,
+          },
+        };
+      }
       return { kind: 'fail', message: step.message, reason: step.reason };
+    }
     case 'not_parked':
       // Already used: a second resume must not run the action again.
       return { kind: 'fail', message: 'The approval of this action was already used.', reason: 'action_expired' };
@@ -188,7 +234,8 @@ export async function resumeAction(
     if (isApprovalError(error, 'already_consumed')) return { kind: 'repark' };
     throw error;
   }
-  const args = state.origins.takeArgs(actionId) ?? consumed.args;
+  const kept = state.origins.take(actionId);
+  const args = kept !== undefined ? kept.args : consumed.args;
   state.trail.write(
     {
       type: 'a2a.approval.consumed',
@@ -207,6 +254,19 @@ export async function resumeAction(
     args,
     level: consumed.level,
     ...(consumed.decidedBy !== undefined && { approvedBy: consumed.decidedBy }),
+    ...(kept?.continuation !== undefined && { continuation: kept.continuation }),
   };
   return { kind: 'resume', action: approved };
+}
+
+/** A JSON copy of `value` if its text has at most {@link MAX_CONTINUATION_BYTES}; undefined if not JSON or larger. */
+function boundedJsonCopy(value: unknown): unknown {
+  try {
+    const text = JSON.stringify(value);
+    return typeof text === 'string' && Buffer.byteLength(text, 'utf8') <= MAX_CONTINUATION_BYTES
+      ? (JSON.parse(text) as unknown)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -100,6 +100,7 @@ export function askPerson(
     agent: ctx.agentSlug,
     client,
     contextId: task.contextId,
+    ...(ctx.caller !== undefined && { caller: ctx.caller }),
   });
   const url = `${state.baseUrl()}/console`;
   return {
@@ -225,5 +226,6 @@ export function answerQuestion(
     },
     false,
   );
+  state.decided?.(questionId);
   return questionView(answered, now);
 }

@@ -159,6 +159,37 @@ const SAMPLES: Record<AuditEventType, AuditEvent> = {
     state: 'completed',
     outputChars: 300,
   },
+  'a2a.tool.called': {
+    type: 'a2a.tool.called',
+    time,
+    outcome: 'ok',
+    ...task,
+    tool: 'files.read_file',
+    level: 'L1',
+    durationMs: 12,
+    argsBytes: 24,
+    argsDigest: 'a'.repeat(64),
+    outputChars: 100,
+  },
+  'a2a.tool.refused': {
+    type: 'a2a.tool.refused',
+    time,
+    outcome: 'denied',
+    ...task,
+    tool: 'files.write_file',
+    level: 'L4',
+    reason: 'service_principal_capped',
+  },
+  'a2a.tool.parked': {
+    type: 'a2a.tool.parked',
+    time,
+    outcome: 'ok',
+    ...task,
+    tool: 'files.write_file',
+    level: 'L4',
+    argsBytes: 24,
+    argsDigest: 'b'.repeat(64),
+  },
 };
 
 function refused(event: unknown, key: string): void {

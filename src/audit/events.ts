@@ -128,6 +128,37 @@ const CLIENT_REASONS = [
   'invalid_params',
 ] as const;
 
+/**
+ * Why a tool call did not run (`a2a.tool.refused`), or why it failed (`a2a.tool.called` with
+ * outcome `error`).
+ */
+const TOOL_REASONS = [
+  /** The model named a tool the turn does not offer. */
+  'not_offered',
+  /** The arguments were not a JSON object. */
+  'invalid_args',
+  /** The tool's pin changed (or a new tool is not pinned yet): disabled until `airlock tools pin`. */
+  'tool_disabled',
+  /** A service principal asked for an acting tool (L3/L4): refused without parking. */
+  'service_principal_capped',
+  /** The ladder refused the level for this principal. */
+  'level_refused',
+  /** The turn used up `tools.maxCallsPerTurn`. */
+  'budget_exceeded',
+  /** The tool server could not be reached or failed the call. */
+  'server_unavailable',
+  /** The call took longer than the server's `timeoutSeconds`. */
+  'timeout',
+  /** The turn was cancelled while the call ran. */
+  'aborted',
+  /** The approved action ran already (an approval runs once). */
+  'already_run',
+  /** `runApproved` for an action that is not the one the person approved for this turn. */
+  'not_approved',
+  /** The tool answered with `isError`. */
+  'tool_error',
+] as const;
+
 /** What each event type is: its allowed outcomes and reasons, required and optional fields. */
 export const AUDIT_EVENT_SPEC = {
   'a2a.task.submitted': {
@@ -256,6 +287,24 @@ export const AUDIT_EVENT_SPEC = {
     required: ['agent', 'taskId'],
     optional: ['contextId', 'state', 'outputChars', 'reason'],
   },
+  'a2a.tool.called': {
+    outcomes: ['ok', 'error'],
+    reasons: TOOL_REASONS,
+    required: ['agent', 'taskId', 'tool', 'level', 'durationMs', 'argsBytes', 'argsDigest'],
+    optional: ['client', 'principalKind', 'contextId', 'actionId', 'outputChars', 'reason'],
+  },
+  'a2a.tool.refused': {
+    outcomes: ['denied', 'error'],
+    reasons: TOOL_REASONS,
+    required: ['agent', 'taskId', 'tool', 'reason'],
+    optional: ['client', 'principalKind', 'contextId', 'level', 'actionId', 'durationMs', 'argsBytes', 'argsDigest'],
+  },
+  'a2a.tool.parked': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['agent', 'taskId', 'tool', 'level', 'argsBytes', 'argsDigest'],
+    optional: ['client', 'principalKind', 'contextId'],
+  },
 } as const satisfies Record<
   string,
   {
@@ -290,7 +339,10 @@ type AuditField =
   | 'actionId'
   | 'tool'
   | 'level'
-  | 'user';
+  | 'user'
+  | 'durationMs'
+  | 'argsBytes'
+  | 'argsDigest';
 
 interface FieldTypes<T extends AuditEventType> {
   /** The configured client id (or a token's client id): who called. */
@@ -318,6 +370,12 @@ interface FieldTypes<T extends AuditEventType> {
   level: 'L1' | 'L2' | 'L3' | 'L4';
   /** The person who decides (or decided): `person:<id>` or `jwt:<issuer>#<sub>`. */
   user: string;
+  /** How long a tool call took, in milliseconds. */
+  durationMs: number;
+  /** Bytes of a tool call's arguments (UTF-8 JSON); never the arguments themselves. */
+  argsBytes: number;
+  /** SHA-256 (hex) of a tool call's arguments as JCS; never the arguments themselves. */
+  argsDigest: string;
 }
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
@@ -344,3 +402,6 @@ export type RateLimitedEvent = AuditEventOf<'a2a.server.rate_limited'>;
 export type SuspiciousInputEvent = AuditEventOf<'a2a.task.suspicious_input'>;
 export type ClientSendEvent = AuditEventOf<'a2a.client.send'>;
 export type ClientGetEvent = AuditEventOf<'a2a.client.get'>;
+export type ToolCalledEvent = AuditEventOf<'a2a.tool.called'>;
+export type ToolRefusedEvent = AuditEventOf<'a2a.tool.refused'>;
+export type ToolParkedEvent = AuditEventOf<'a2a.tool.parked'>;

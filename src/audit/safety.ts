@@ -52,6 +52,7 @@ const FORBIDDEN_KEY =
   /token|secret|authori[sz]ation|passw(?:or)?d|passphrase|content|(?<!con)text|message|cookie|credential|api[-_]?key|bearer|private[-_]?key/i;
 /** Printable ASCII without spaces, as the protocol layer requires of ids. */
 const ID = /^[\x21-\x7e]{1,256}$/;
+const DIGEST = /^[0-9a-f]{64}$/;
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const COUNT_KEY = /^[a-z][a-z0-9_]{0,63}$/;
 const MAX_COUNT_KEYS = 32;
@@ -172,6 +173,8 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
       return;
     case 'inputChars':
     case 'outputChars':
+    case 'durationMs':
+    case 'argsBytes':
       if (!isCount(value)) throw new AuditUnsafeEventError(key, 'must be a non-negative integer');
       return;
     case 'reason':
@@ -188,6 +191,11 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
     case 'level':
       if (value !== 'L1' && value !== 'L2' && value !== 'L3' && value !== 'L4') {
         throw new AuditUnsafeEventError(key, 'must be L1, L2, L3 or L4');
+      }
+      return;
+    case 'argsDigest':
+      if (typeof value !== 'string' || !DIGEST.test(value)) {
+        throw new AuditUnsafeEventError(key, 'must be a SHA-256 digest in lower-case hex');
       }
       return;
     case 'counts': {

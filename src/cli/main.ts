@@ -22,6 +22,7 @@ import { keysGenerateCommand } from './keys.js';
 import { runMcp } from './mcp.js';
 import { registryPinCommand } from './registry.js';
 import { sendCommand } from './send.js';
+import { toolsListCommand, toolsPinCommand } from './tools.js';
 import { serve } from './serve.js';
 
 const program = new Command()
@@ -116,6 +117,27 @@ registry
   .action(async (name, options) => {
     process.exitCode = await registryPinCommand(name, {
       ...(options.registry !== undefined && { registry: options.registry }),
+    });
+  });
+
+const tools = program.command('tools').description("the gateway's MCP tool servers (tools.servers)");
+tools
+  .command('list')
+  .description('connect each tool server and list its tools: level, digest, pin state (pinned, unpinned, changed)')
+  .option('-c, --config <file>', 'the gateway configuration (default: AIRLOCK_CONFIG)')
+  .action(async (options) => {
+    process.exitCode = await toolsListCommand({ ...(options.config !== undefined && { config: options.config }) });
+  });
+tools
+  .command('pin')
+  .description(
+    'connect a tool server, show what changed since its pin, and pin what it lists now (re-enables changed tools)',
+  )
+  .argument('<server>', 'a tools.servers name')
+  .option('-c, --config <file>', 'the gateway configuration (default: AIRLOCK_CONFIG)')
+  .action(async (server, options) => {
+    process.exitCode = await toolsPinCommand(server, {
+      ...(options.config !== undefined && { config: options.config }),
     });
   });
 

@@ -21,6 +21,8 @@ import type { SharedLimits } from '../server/limits/shared/index.js';
 import { createLogger, type Logger, type LogLevel } from '../server/log.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import { AirlockError } from '../errors/index.js';
+import { startToolServers } from '../server/tools.js';
+import type { ToolHub } from '../tools/index.js';
 
 export interface ServeOptions {
   config: string;
@@ -140,12 +142,16 @@ export async function serve(options: ServeOptions): Promise<void> {
       : undefined;
   const upstreams = config.upstreams === undefined ? undefined : createUpstreams(config.upstreams, { logger });
   let backends: PreparedBackends;
+  let tools: ToolHub | undefined;
   try {
+    // Tool servers start at boot: a required one that fails stops serve here, naming it.
+    tools = await startToolServers(config, logger, options.env ?? process.env);
     backends = await prepareBackends(config, {
       logger,
       ...(upstreams !== undefined && { upstream: upstreams.backendFor }),
     });
   } catch (error) {
+    await tools?.close();
     await upstreams?.close();
     await store?.close();
     await shared?.bus.close?.();
@@ -157,6 +163,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     backends: backends.bySlug,
     ...(store !== undefined && { store }),
     ...(shared !== undefined && { bus: shared.bus, sharedLimits: shared.limits }),
+    ...(tools !== undefined && { tools }),
   });
   late.gateway = gateway;
   await gateway.recoverInterrupted();

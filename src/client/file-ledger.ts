@@ -22,7 +22,7 @@ import { readFile } from 'node:fs/promises';
 import type { Task } from '../protocol/model.js';
 import { TASK_STATES, type TaskState } from '../protocol/model.js';
 import type { OutboundLedger } from './bookkeeping.js';
-import { writeStateFile } from '../state/file.js';
+import { readStateBody, writeStateFile } from '../state/file.js';
 
 const FILE_VERSION = 1;
 /** A ledger row is a few hundred bytes; anything much larger than maxTasks rows is not ours. */
@@ -138,17 +138,12 @@ function slim(task: Task): Task {
  */
 export function parseLedgerFile(text: string, path: string): LedgerRow[] {
   const fail = (problem: string): Error => new Error(`The outbound task file ${path} is not valid: ${problem}`);
-  if (text.length > MAX_FILE_BYTES) throw fail('it is too large');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw fail('it is not JSON');
-  }
-  if (!isRecord(value) || value.version !== FILE_VERSION || !Array.isArray(value.tasks)) {
-    throw fail(`expected {"version": ${FILE_VERSION}, "tasks": [...]}`);
-  }
-  return value.tasks.map((raw, index) => {
+  const tasks = readStateBody(
+    text,
+    { version: FILE_VERSION, key: 'tasks', shape: 'array', maxBytes: MAX_FILE_BYTES },
+    fail,
+  );
+  return tasks.map((raw, index) => {
     const row = readRow(raw);
     if (row === undefined) throw fail(`row ${index} is malformed`);
     return row;

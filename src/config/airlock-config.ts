@@ -10,7 +10,7 @@
  */
 import type { PublicJwk, SigningKey } from '../trust/signing/index.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
-import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig } from './schema.js';
+import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig, ToolsConfig } from './schema.js';
 import type { ResolvedToken } from './tokens.js';
 
 /**
@@ -124,6 +124,8 @@ export interface AirlockConfig {
   audit: AuditConfig;
   /** The outbound registry that `a2a` backends relay to; required when one is configured. */
   upstreams?: { registry: string; pins: string };
+  /** MCP tool servers and budgets (`tools`); absent when the section is not in the config. */
+  tools?: ToolsConfig;
   /** Card signing, when configured: its keys are read and checked at load. */
   signing?: SigningSettings;
   /** Human approvals of guarded actions, when configured. */

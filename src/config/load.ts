@@ -32,6 +32,7 @@ import {
   type ScrubSecretConfig,
 } from './schema.js';
 import { loadSigning } from './signing.js';
+import { rawTokenProblem, toolsConfigProblem, type ToolsConfig } from '../tools/config.js';
 import { parseYamlDocument, readSourceFile, SourceFileError, YamlSyntaxError } from './yaml.js';
 
 export type {
@@ -92,6 +93,9 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new ConfigError('', `config: ${source}: expected a mapping at the top level`);
   }
+  // A tool server's token must name an AIRLOCK_SECRET_ variable: judged before interpolation.
+  const tokenProblem = rawTokenProblem(document as Record<string, unknown>);
+  if (tokenProblem !== undefined) throw new ConfigError(tokenProblem.key, tokenProblem.problem);
   const interpolated = interpolateEnv(document, env) as Record<string, unknown>;
   interpolated.server ??= {};
   interpolated.store ??= {};
@@ -109,6 +113,8 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const content = raw.content ?? (Value.Default(ContentSchema, {}) as NonNullable<RawConfig['content']>);
   const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
   checkAgents(raw.agents, server.defaultAgent);
+  const toolsProblem = toolsConfigProblem(raw.tools, raw.agents);
+  if (toolsProblem !== undefined) throw new ConfigError(toolsProblem.key, toolsProblem.problem);
   checkUpstreams(raw);
   checkTrustedProxies(server.trustedProxies);
   const clients = resolveClients(raw, env);
@@ -137,11 +143,16 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     ...(raw.redis !== undefined && { redis: raw.redis }),
     limits,
     ...(jwt !== undefined && { jwt }),
-    scrubSecrets: [...resolveScrubSecrets(content.scrubSecrets, env), ...backendSecrets(raw.agents)],
+    scrubSecrets: [
+      ...resolveScrubSecrets(content.scrubSecrets, env),
+      ...backendSecrets(raw.agents),
+      ...toolSecrets(raw.tools),
+    ],
     audit,
     ...(raw.upstreams !== undefined && { upstreams: raw.upstreams }),
     ...(signing !== undefined && { signing }),
     ...(approvals !== undefined && { approvals }),
+    ...(raw.tools !== undefined && { tools: raw.tools }),
     agents: raw.agents,
     clients,
   };
@@ -180,6 +191,23 @@ function backendSecrets(agents: readonly AgentConfig[]): string[] {
     if (agent.backend.type === 'openai' && agent.backend.apiKey !== undefined && agent.backend.apiKey.length >= 8) {
       secrets.push(agent.backend.apiKey);
     }
+  }
+  return secrets;
+}
+
+/** Tool servers' bearer tokens (already interpolated): never to leave in a reply or a tool result. */
+function toolSecrets(tools: ToolsConfig | undefined): string[] {
+  const secrets: string[] = [];
+  for (const [index, server] of (tools?.servers ?? []).entries()) {
+    const token = server.http?.token;
+    if (token === undefined) continue;
+    if (!/^[\x21-\x7e]{8,8192}$/.test(token)) {
+      throw new ConfigError(
+        `tools.servers[${index}].http.token`,
+        'the secret must be at least 8 printable ASCII characters without spaces (so an echo of it can be scrubbed)',
+      );
+    }
+    secrets.push(token);
   }
   return secrets;
 }

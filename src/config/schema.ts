@@ -21,6 +21,7 @@ import { CommandBackendSchema } from '../agents/command/config.js';
 import { ModuleBackendSchema } from '../agents/module/config.js';
 import { OpenAiBackendSchema } from '../agents/openai/config.js';
 import { UpstreamBackendSchema } from '../agents/upstream/config.js';
+import { ToolsSchema } from '../tools/config.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
 const Identifier = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
@@ -92,7 +93,8 @@ const Agent = Type.Object(
     anonymousLoopback: Type.Boolean({ default: false }),
     /**
      * Give the backend tools at all. Off by default: a model-only reply. When on, the backend
-     * gets only the tools in `tools.allow`, and never the outbound A2A tools.
+     * gets only the tools in `tools.allow` (`server.tool`, each levelled in `tools.servers`),
+     * and never the outbound A2A tools.
      */
     allowTools: Type.Boolean({ default: false }),
     tools: Type.Optional(
@@ -103,9 +105,20 @@ const Agent = Type.Object(
     ),
     /**
      * Guarded actions this agent's backend may propose: up to `maxLevel` (default L2, read-only).
-     * L3 and L4 need `approvals` and a person to approve each one.
+     * L3 and L4 need `approvals` and a person to approve each one. `onDenied`: what a denied or
+     * expired action does to the turn of a backend that kept a continuation (a model's tool
+     * loop): `fail` the task (the default), or `continue` the turn with the refusal as the
+     * tool's result.
      */
-    actions: Type.Optional(Type.Object({ maxLevel: AutonomyLevel }, { additionalProperties: false })),
+    actions: Type.Optional(
+      Type.Object(
+        {
+          maxLevel: AutonomyLevel,
+          onDenied: Type.Optional(Type.Union([Type.Literal('fail'), Type.Literal('continue')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -450,6 +463,8 @@ export const ConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** MCP tool servers and the tools agents may use through them (docs/TOOLS.md). */
+    tools: Type.Optional(ToolsSchema),
     agents: Type.Array(Agent, { minItems: 1, maxItems: 1000 }),
     clients: Type.Array(Client, { default: [], maxItems: 100_000 }),
   },
@@ -465,6 +480,7 @@ export type { OpenAiBackendConfig } from '../agents/openai/config.js';
 export type { CommandBackendConfig } from '../agents/command/config.js';
 export type { ModuleBackendConfig } from '../agents/module/config.js';
 export type { UpstreamBackendConfig } from '../agents/upstream/config.js';
+export type { ToolsConfig, ToolServerConfig } from '../tools/config.js';
 export type UpstreamsConfig = Static<typeof ConfigSchema>['upstreams'];
 export type LimitsConfig = Static<typeof Limits>;
 export type JwtConfig = Static<typeof Jwt>;

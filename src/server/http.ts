@@ -17,6 +17,8 @@ import type { AirlockConfig } from '../config/load.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
+import type { ToolHub } from '../tools/index.js';
+import type { DecidedTask } from '../approvals/gate.js';
 import type { TaskStoreEvent } from '../tasks/stores/fair-shares.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import { fairSharesFor, memoryBounds } from '../tasks/stores/index.js';
@@ -24,7 +26,7 @@ import { createClientAuthentication } from './admission/authenticate.js';
 import { compose } from './admission/compose.js';
 import { awaitContinue } from './admission/continue.js';
 import { createNetworkGate } from './admission/gate.js';
-import { createInFlightStep } from './admission/in-flight.js';
+import { createInFlightStep, createTurnGrants } from './admission/in-flight.js';
 import { createLockout, monotonicNow } from './admission/lockout.js';
 import { createOriginStep } from './admission/origin.js';
 import { createRateStep } from './admission/rate.js';
@@ -42,7 +44,9 @@ import { AuthFailureLimiter, RateLimiter, type AuthFailureLockout, type RequestR
 import type { SharedLimits } from './limits/shared/index.js';
 import type { Logger } from './log.js';
 import { publishAgents } from './published-agents.js';
+import { toolboxBuilders } from './tools.js';
 import { storeShareOptions } from './store-shares.js';
+import { createDecidedResume } from './resume-decided.js';
 import { refuse, sendJson } from './respond/response.js';
 import { createAskRoute } from './routes/ask.js';
 import { createDocumentRoutes } from './routes/documents.js';
@@ -70,6 +74,12 @@ export interface GatewayOptions {
    * rate, auth-failure lockout and in-flight caps. Closed with the gateway.
    */
   sharedLimits?: SharedLimits;
+  /**
+   * The tool servers, connected (`ToolHub.start`, as `airlock serve` does): agents with
+   * `allowTools` get their allowed tools through it. Closed with the gateway. Without it no
+   * agent gets a tool.
+   */
+  tools?: ToolHub;
 }
 
 export interface Gateway {
@@ -131,7 +141,17 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
         },
     logger,
   );
-  const approvals = openApprovals({ config, audit, auth, authFailures, logger, port: () => port });
+  // A person's decision resumes the parked task (resume-decided.ts), once the service exists.
+  const decided: { resume?: (task: DecidedTask) => void } = {};
+  const approvals = openApprovals({
+    config,
+    audit,
+    auth,
+    authFailures,
+    logger,
+    port: () => port,
+    onDecided: (task) => decided.resume?.(task),
+  });
   const observe = approvals.observe(audit.taskObserver());
   const service = new TaskService({
     store,
@@ -169,15 +189,24 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     createClientAuthentication({ auth, audit, authFailures, logger, apiKeyHeader: config.server.apiKeyHeader }),
     createRateStep({ rates, audit }),
   );
+  // Each tool-using agent's toolbox, built per turn from the hub (src/tools/, wired in ./tools.ts).
+  const toolboxes = toolboxBuilders(config, { hub: options.tools, audit });
+  const grants = createTurnGrants({
+    config,
+    ...(toolboxes !== undefined && { tools: toolboxes }),
+    ...(sharedLimits !== undefined && { inFlight: sharedLimits.inFlight }),
+  });
+  decided.resume = createDecidedResume({
+    service,
+    grants,
+    backendOf: (slug) => published.agents.get(slug)?.backend,
+    logger,
+  });
   const admitTurn = compose(
     createTurnContentStep<TurnCandidate>({ config, audit }),
     // What a caller makes us keep besides the text (metadata, extensions, …): both routes.
     createMetadataStep<TurnCandidate>({ config, audit }),
-    createInFlightStep<TurnCandidate>({
-      config,
-      audit,
-      ...(sharedLimits !== undefined && { inFlight: sharedLimits.inFlight }),
-    }),
+    createInFlightStep<TurnCandidate>({ config, audit, grants }),
   );
   const limits = {
     maxBodyBytes: config.server.maxBodyBytes,
@@ -272,6 +301,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     close: async () => {
       await service.close();
       await published.close();
+      await options.tools?.close();
       // After the service: the final events of the turns it ended still go out to other replicas.
       await bus?.close?.();
       await sharedLimits?.close();

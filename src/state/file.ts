@@ -40,3 +40,41 @@ export async function writeStateFile(path: string, text: string): Promise<void> 
     throw error;
   }
 }
+
+/**
+ * The body of a state file: its text parsed as `{"version": <version>, "<key>": …}`, returning
+ * the value under `key` (an object or an array, as `shape` says). Anything else — too large, not
+ * JSON, another version, another shape — throws `fail(problem)`, so the caller's error names its
+ * file; the caller must not carry on as if the file were empty.
+ *
+ * @example
+ * ```ts
+ * const pins = readStateBody(text, { version: 1, key: 'pins', shape: 'object', maxBytes: 4 << 20 }, (problem) =>
+ *   new Error(`The pin file ${path} is not valid: ${problem}`),
+ * );
+ * ```
+ */
+export function readStateBody<Shape extends 'object' | 'array'>(
+  text: string,
+  expected: { readonly version: number; readonly key: string; readonly shape: Shape; readonly maxBytes: number },
+  fail: (problem: string) => Error,
+): Shape extends 'array' ? unknown[] : Record<string, unknown> {
+  if (text.length > expected.maxBytes) throw fail('it is too large');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw fail('it is not JSON');
+  }
+  const body = isStateRecord(value) && value.version === expected.version ? value[expected.key] : undefined;
+  const fits = expected.shape === 'array' ? Array.isArray(body) : isStateRecord(body);
+  if (!fits) {
+    const sample = expected.shape === 'array' ? '[...]' : '{...}';
+    throw fail(`expected {"version": ${expected.version}, "${expected.key}": ${sample}}`);
+  }
+  return body as Shape extends 'array' ? unknown[] : Record<string, unknown>;
+}
+
+function isStateRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

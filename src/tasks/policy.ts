@@ -12,7 +12,7 @@
  * await service.send(ctx, params, grant);
  * ```
  */
-import type { ApprovedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
+import type { ApprovedAction, DeniedAction, PersonAnswer, ProposedAction, RemoteQuestion } from '../agents/backend.js';
 import type { TurnToolbox } from '../agents/tools.js';
 import type { Part, Task } from '../protocol/model.js';
 import type { CallContext } from './call-context.js';
@@ -55,6 +55,8 @@ export interface ToolTurn {
   readonly ctx: CallContext;
   readonly taskId: string;
   readonly contextId: string;
+  /** The action the person approved for this turn: the only one `runApproved` runs, exactly as approved. */
+  readonly approved?: { readonly actionId: string; readonly tool: string; readonly args: unknown };
 }
 
 export interface TurnGrant {
@@ -103,12 +105,19 @@ export type ParkOutcome =
  * - `repark`: nobody decided yet; the caller's message is not a decision, nothing runs, and
  *   the caller gets the task as it is;
  * - `resume`: the approval (or the person's answer) was consumed, once; the turn runs with it;
+ *   or the action was denied or expired and the agent goes on without it (`denied`);
  * - `fail`: denied or expired; the task fails with `message`.
  */
 export type ResumeOutcome =
   | { readonly kind: 'not_parked' }
   | { readonly kind: 'repark' }
-  | { readonly kind: 'resume'; readonly action?: ApprovedAction; readonly answer?: PersonAnswer }
+  | {
+      readonly kind: 'resume';
+      readonly action?: ApprovedAction;
+      readonly answer?: PersonAnswer;
+      /** Denied or expired, and the agent goes on (`actions.onDenied: continue`) with its continuation. */
+      readonly denied?: DeniedAction;
+    }
   | { readonly kind: 'fail'; readonly message: string; readonly reason: 'action_denied' | 'action_expired' };
 
 /**
@@ -117,8 +126,11 @@ export type ResumeOutcome =
  * step; `resume` may wait for a store.
  */
 export interface ParkingGate {
-  /** A turn of `task` (owned by `owner`) ended with a proposed action. */
-  propose(ctx: CallContext, owner: string, task: Task, action: ProposedAction): ParkOutcome;
+  /**
+   * A turn of `task` (owned by `owner`) ended with a proposed action, and what the backend keeps
+   * to go on after the decision (handed back in `approvedAction` / `deniedAction`).
+   */
+  propose(ctx: CallContext, owner: string, task: Task, action: ProposedAction, continuation?: unknown): ParkOutcome;
   /** A turn ended with a remote agent's question for the person. */
   ask(ctx: CallContext, owner: string, task: Task, question: RemoteQuestion): ParkOutcome;
   /** A message arrived on `task`, which is interrupted (input-required or auth-required). */

@@ -150,9 +150,14 @@ export class TaskService {
         ? this.#sendReady(ctx, params, resuming, grant)
         : this.#sendTurn(ctx, params, resuming, grant);
     if (!resuming || this.#parts.gate === undefined) return sent;
-    return sent.catch((error: unknown) => {
+    return sent.catch(async (error: unknown) => {
       if (!(error instanceof ParkedAnswer)) throw error;
-      return { kind: 'task', task: withHistory(error.task, params.configuration.historyLength) };
+      // A blocking send waits for a turn the gateway resumed, as it waits for its own.
+      const task =
+        error.moving && !params.configuration.returnImmediately
+          ? await this.#pausedTask(this.#owners.of(ctx), error.task)
+          : error.task;
+      return { kind: 'task', task: withHistory(task, params.configuration.historyLength) };
     });
   }
 
@@ -180,6 +185,21 @@ export class TaskService {
     }
     await flushed(live);
     return { kind: 'task', task: withHistory(live.task, historyLength) };
+  }
+
+  /** The task once the turn running it here pauses or ends (at once if it already has). */
+  async #pausedTask(owner: string, snapshot: Task): Promise<Task> {
+    const stream = followTask(this.#parts.bus, this.#replicas, snapshot.id, 'pause');
+    const events = stream.events[Symbol.asyncIterator]();
+    // Subscribed first, then looked: a turn that paused in between is simply not live any more.
+    const live = this.#parts.live.for(owner, snapshot.id);
+    if (live === undefined) {
+      await events.return?.();
+      return (await findStored(this.#parts, owner, snapshot.id)) ?? snapshot;
+    }
+    while (!(await events.next()).done);
+    await flushed(live).catch(() => undefined);
+    return live.task;
   }
 
   /**
@@ -237,6 +257,33 @@ export class TaskService {
     queue.first({ kind: 'task', task: withHistory(live.task, params.configuration.historyLength) });
     this.#bridge.drive(live, first);
     return queue.events;
+  }
+
+  /**
+   * Resumes a task parked on the person once the person decided: the gateway starts the turn,
+   * not a message of the caller, with what `grant` gives it (the caller's turns' tools and
+   * scrubbing, a concurrency slot). The caller sees the task move on through GetTask,
+   * SubscribeToTask or a stream. Resolves with the task as the turn starts, or as the decision
+   * left it (failed by a denial, or still parked); rejects as a resume would (busy: the caller's
+   * own message got there first; not found).
+   *
+   * @example
+   * ```ts
+   * await service.resumeDecided(ctx, taskId, grant); // after desk.decide(…, 'approve')
+   * ```
+   */
+  async resumeDecided(ctx: CallContext, taskId: string, grant: TurnGrant): Promise<Task> {
+    let live: LiveTask;
+    try {
+      live = await this.#starter.resumeDecided(ctx, this.#owners.of(ctx), taskId, grant);
+    } catch (error) {
+      if (error instanceof ParkedAnswer) return error.task;
+      throw error;
+    }
+    this.#bridge.open(live, true);
+    await this.#bridge.acknowledge(live);
+    this.#bridge.drive(live, undefined);
+    return live.task;
   }
 
   /** GetTask. Another owner's task is answered exactly like a missing one. */

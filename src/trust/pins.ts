@@ -28,7 +28,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { normalizeDigest } from './digest.js';
-import { writeStateFile } from '../state/file.js';
+import { readStateBody, writeStateFile } from '../state/file.js';
 
 /**
  * Who pinned a digest: the registry's `card_sha256`, trust on first use, or an operator
@@ -243,19 +243,14 @@ function serialise(pins: Map<string, PinRecord>): string {
  */
 export function parsePinFile(text: string, path: string): Map<string, PinRecord> {
   const fail = (problem: string): Error => new Error(`The pin file ${path} is not valid: ${problem}`);
-  if (text.length > MAX_FILE_BYTES) throw fail('it is too large');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw fail('it is not JSON');
-  }
-  if (!isRecord(value) || value.version !== FILE_VERSION || !isRecord(value.pins)) {
-    throw fail(`expected {"version": ${FILE_VERSION}, "pins": {...}}`);
-  }
+  const pins = readStateBody(
+    text,
+    { version: FILE_VERSION, key: 'pins', shape: 'object', maxBytes: MAX_FILE_BYTES },
+    fail,
+  );
   const out = new Map<string, PinRecord>();
   // JSON.parse makes every key, `__proto__` included, an own property.
-  for (const [name, raw] of Object.entries(value.pins)) {
+  for (const [name, raw] of Object.entries(pins)) {
     const record = readRecord(raw);
     if (record === undefined) throw fail(`the pin of "${name.slice(0, 80)}" is malformed`);
     out.set(name, record);

@@ -9,9 +9,12 @@
  * checkAgentEvent({ type: 'txt', text: 'hi' });   // 'unknown event type "txt"'
  * ```
  */
-import type { AgentEvent } from '../backend.js';
+import { MAX_CONTINUATION_BYTES, type AgentEvent } from '../backend.js';
 
 const TYPE_PATTERN = /^[a-z-]{1,32}$/;
+
+/** Nesting a continuation may have (JSON objects and arrays). */
+const MAX_CONTINUATION_DEPTH = 64;
 
 /** Undefined when `value` is a well-formed AgentEvent, else a short description of the problem. */
 export function checkAgentEvent(value: unknown): string | undefined {
@@ -42,7 +45,7 @@ export function checkAgentEvent(value: unknown): string | undefined {
       if (typeof fields.level !== 'string' && typeof fields.level !== 'number') {
         return '"action.level" is not a level (L1–L4)';
       }
-      return undefined;
+      return event.continuation === undefined ? undefined : checkContinuation(event.continuation);
     }
     case 'artifact': {
       const artifact = event.artifact;
@@ -55,6 +58,70 @@ export function checkAgentEvent(value: unknown): string | undefined {
       return typeof event.type === 'string' && TYPE_PATTERN.test(event.type)
         ? `unknown event type "${event.type}"`
         : 'no event type';
+  }
+}
+
+/**
+ * A `propose-action` continuation must be plain JSON (null, booleans, finite numbers, strings,
+ * arrays, plain objects; no cycles, no class instances, no `undefined` in arrays) and at most
+ * {@link MAX_CONTINUATION_BYTES} as JSON, because the gateway stores it and hands it back as JSON:
+ * anything else would come back changed, or not at all.
+ */
+function checkContinuation(value: unknown): string | undefined {
+  const budget = { chars: 0 };
+  const problem = checkJson(value, 0, budget, new Set());
+  if (problem !== undefined) return `"continuation" ${problem}`;
+  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_CONTINUATION_BYTES) {
+    return `"continuation" is over ${MAX_CONTINUATION_BYTES / 1024} KiB as JSON`;
+  }
+  return undefined;
+}
+
+function checkJson(value: unknown, depth: number, budget: { chars: number }, path: Set<object>): string | undefined {
+  // Characters counted on the way give up early on a huge value (a character is at least a byte).
+  if (budget.chars > MAX_CONTINUATION_BYTES) return `is over ${MAX_CONTINUATION_BYTES / 1024} KiB as JSON`;
+  switch (typeof value) {
+    case 'string':
+      budget.chars += value.length + 2;
+      return undefined;
+    case 'boolean':
+      budget.chars += 5;
+      return undefined;
+    case 'number':
+      budget.chars += 8;
+      return Number.isFinite(value) ? undefined : 'holds a number JSON cannot carry';
+    case 'object':
+      break;
+    default:
+      return 'is not plain JSON';
+  }
+  if (value === null) {
+    budget.chars += 4;
+    return undefined;
+  }
+  if (depth >= MAX_CONTINUATION_DEPTH) return 'is nested too deep';
+  if (path.has(value)) return 'is not plain JSON (a cycle)';
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return 'is not plain JSON';
+  path.add(value);
+  try {
+    if (Array.isArray(value)) {
+      for (const item of value as unknown[]) {
+        budget.chars += 1;
+        const problem = checkJson(item, depth + 1, budget, path);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      budget.chars += key.length + 4;
+      if (item === undefined) continue; // dropped by JSON, as an absent key
+      const problem = checkJson(item, depth + 1, budget, path);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  } finally {
+    path.delete(value);
   }
 }
 

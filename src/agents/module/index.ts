@@ -12,6 +12,48 @@
  *   export: default                     # an AgentBackend, or (options, context) => AgentBackend
  *   options: { suffix: '!' }
  * ```
+ *
+ * Tools: a module gets the same tool API as the `openai` backend, on the turn. `turn.tools` (absent
+ * when the agent has none) lists what it may use (`offers`: model-safe name, description, input
+ * schema, level) and is the only way to use them: `turn.tools.call(name, args, turn.signal)` goes
+ * through the same policy (allow list, pins, the autonomy ladder, budgets, scrubbing, audit) and
+ * answers `result` (text framed as untrusted), `refused` (a reason), `over_budget` (end the turn
+ * with `failed`) or `park` (an acting tool waits for the person: end the turn with
+ * `propose-action` and a `continuation`, plain JSON of at most 256 KiB, which comes back on
+ * `turn.approvedAction` / `turn.deniedAction` when the person decided). On approval,
+ * `turn.tools.runApproved(turn.approvedAction, turn.signal)` runs exactly the approved arguments,
+ * once. Every event is checked (`./events.ts`), the continuation included.
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   kind: 'notes',
+ *   async *run(turn: AgentTurn): AsyncGenerator<AgentEvent> {
+ *     const tools = turn.tools;
+ *     if (tools === undefined) {
+ *       yield { type: 'failed', reason: 'this agent has no tools' };
+ *     } else if (turn.approvedAction !== undefined) {
+ *       // The person approved: run exactly that call, once. The continuation came back too.
+ *       const done = await tools.runApproved(turn.approvedAction, turn.signal);
+ *       yield { type: 'completed', text: done.kind === 'result' ? 'written' : 'not written' };
+ *     } else if (turn.deniedAction !== undefined) {
+ *       yield { type: 'completed', text: 'left as it was' };
+ *     } else {
+ *       const read = await tools.call('notes_read', { path: 'todo.md' }, turn.signal);
+ *       if (read.kind === 'over_budget') {
+ *         yield { type: 'failed', reason: read.reason };
+ *         return;
+ *       }
+ *       const write = await tools.call('notes_write', { path: 'todo.md', text: '…' }, turn.signal);
+ *       if (write.kind === 'park') {
+ *         yield { type: 'propose-action', action: write.action, continuation: { step: 'write' } };
+ *         return;
+ *       }
+ *       yield { type: 'completed', text: write.kind === 'result' ? 'written' : 'not written' };
+ *     }
+ *   },
+ * } satisfies AgentBackend;
+ * ```
  */
 import { existsSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';

@@ -10,6 +10,9 @@
  */
 import Type, { type Static } from 'typebox';
 
+/** Rounds of the tool loop per turn when `maxToolRounds` is not set. */
+export const DEFAULT_MAX_TOOL_ROUNDS = 8;
+
 const Milliseconds = (fallback: number): ReturnType<typeof Type.Integer> =>
   Type.Integer({ minimum: 100, maximum: 3_600_000, default: fallback });
 
@@ -51,6 +54,11 @@ export const OpenAiBackendSchema = Type.Object(
     ),
     /** Bytes read from the endpoint per turn. */
     maxResponseBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 4 * 1024 * 1024 }),
+    /**
+     * Answers with tool calls the model may give in one turn (the tool loop's rounds); one more
+     * fails the turn. Only matters when the agent has tools.
+     */
+    maxToolRounds: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, default: DEFAULT_MAX_TOOL_ROUNDS })),
   },
   { additionalProperties: false },
 );

@@ -1,8 +1,11 @@
 /**
  * The clock of one turn: the first-token and total timeouts and the turn's cancellation, folded
- * into the one AbortSignal the HTTP request is given. Both timeouts count from the request's
- * start. When a timer fires, the request is aborted and {@link TurnDeadline.failure} says why, so
- * that the error undici then throws (an abort, in its words) is reported in ours.
+ * into the one AbortSignal the HTTP request is given. Both timeouts count from the first
+ * request's start; the total one spans the whole turn (every request of the tool loop and every
+ * tool call between them), the first-token one restarts with each request
+ * ({@link TurnDeadline.requestStarted}). When a timer fires, the request is aborted and
+ * {@link TurnDeadline.failure} says why, so that the error undici then throws (an abort, in its
+ * words) is reported in ours.
  *
  * @example
  * ```ts
@@ -46,15 +49,14 @@ export class TurnDeadline {
   readonly #turnSignal: AbortSignal;
   #failure: OpenAiTurnError | undefined;
   #firstTokenTimer: NodeJS.Timeout | undefined;
+  readonly #firstTokenMs: number;
   readonly #totalTimer: NodeJS.Timeout;
   readonly #onTurnAbort = (): void => this.#controller.abort(this.#turnSignal.reason);
 
   constructor(turnSignal: AbortSignal, timeouts: TurnTimeouts) {
     this.#turnSignal = turnSignal;
-    this.#firstTokenTimer = setTimeout(
-      () => this.#fail(firstTokenTimeoutError(timeouts.firstTokenMs)),
-      timeouts.firstTokenMs,
-    );
+    this.#firstTokenMs = timeouts.firstTokenMs;
+    this.#firstTokenTimer = this.#startFirstToken();
     this.#totalTimer = setTimeout(() => this.#fail(totalTimeoutError(timeouts.totalMs)), timeouts.totalMs);
     if (turnSignal.aborted) this.#onTurnAbort();
     else turnSignal.addEventListener('abort', this.#onTurnAbort, { once: true });
@@ -85,6 +87,23 @@ export class TurnDeadline {
   }
 
   /**
+   * The next request of the same turn starts (the tool loop asks the model again): the
+   * first-token timer starts over; the total one runs on. Does nothing once the deadline fired.
+   *
+   * @example
+   * ```ts
+   * deadline.tokenArrived(); // the answer asked for tools: no timer while they run
+   * await runTools();
+   * deadline.requestStarted();
+   * ```
+   */
+  requestStarted(): void {
+    if (this.#controller.signal.aborted) return;
+    this.tokenArrived();
+    this.#firstTokenTimer = this.#startFirstToken();
+  }
+
+  /**
    * Stops the timers, forgets the turn's signal, and aborts the request if anything of it is still
    * open (a body left unread after `[DONE]`): nothing of the turn outlives it. Idempotent.
    *
@@ -98,6 +117,10 @@ export class TurnDeadline {
     clearTimeout(this.#totalTimer);
     this.#turnSignal.removeEventListener('abort', this.#onTurnAbort);
     if (!this.#controller.signal.aborted) this.#controller.abort(new Error('the turn is over'));
+  }
+
+  #startFirstToken(): NodeJS.Timeout {
+    return setTimeout(() => this.#fail(firstTokenTimeoutError(this.#firstTokenMs)), this.#firstTokenMs);
   }
 
   #fail(failure: OpenAiTurnError): void {

@@ -38,7 +38,17 @@ export type OpenAiFailureCode =
   /** An `error` object inside a 2xx answer or stream. */
   | 'server_error'
   /** More than `maxResponseBytes`. */
-  | 'too_large';
+  | 'too_large'
+  /** The model asked for tools in more answers than `maxToolRounds`. */
+  | 'tool_rounds'
+  /** More tool calls in one answer than the backend takes. */
+  | 'tool_calls'
+  /** The toolbox said a budget of the turn is used up (tool calls, result characters). */
+  | 'tool_budget'
+  /** A tool call failed in a way the toolbox did not report (it should never throw). */
+  | 'tool_failed'
+  /** A resumed turn's saved state cannot be used, or a parked turn's state would be too large. */
+  | 'tool_state';
 
 /**
  * A failed turn. `message` is the reason, safe to show the caller; `status` is the HTTP status

@@ -1,12 +1,18 @@
 /**
  * The messages and body sent for a turn: system prompt then the untrusted-input note, history
- * with user entries framed, the current message framed, nothing raw, no tools.
+ * with user entries framed, the current message framed, nothing raw; tools only as offered.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../../content/index.js';
 import { buildInboundPrompt } from '../inbound/prompt.js';
-import { buildChatMessages, buildChatRequest, chatCompletionsUrl, historyMessages } from './request.js';
+import {
+  buildChatMessages,
+  buildChatRequest,
+  chatCompletionsUrl,
+  historyMessages,
+  toolDefinitions,
+} from './request.js';
 import { fakeTurn } from '../../../test/helpers/agent-turn.js';
 
 describe('buildChatMessages', () => {
@@ -77,6 +83,35 @@ describe('buildChatRequest', () => {
     const full = buildChatRequest({ model: 'm', temperature: 0, maxTokens: 64 }, messages);
     assert.deepEqual(full, { model: 'm', messages, stream: true, temperature: 0, max_tokens: 64 });
     assert.ok(!('tools' in full) && !('functions' in full) && !('tool_choice' in full));
+  });
+});
+
+describe('toolDefinitions', () => {
+  it('offers exactly the toolbox offers as function tools, and sends tools only when there are some', () => {
+    const offers = [
+      { name: 'fs_read', description: 'Reads a file', inputSchema: { type: 'object' }, level: 'L1' as const },
+      {
+        name: 'fs_write',
+        description: 'Writes a file',
+        inputSchema: { type: 'object', required: ['path'] },
+        level: 'L4' as const,
+      },
+    ];
+    const tools = toolDefinitions(offers);
+    assert.deepEqual(tools, [
+      { type: 'function', function: { name: 'fs_read', description: 'Reads a file', parameters: { type: 'object' } } },
+      {
+        type: 'function',
+        function: {
+          name: 'fs_write',
+          description: 'Writes a file',
+          parameters: { type: 'object', required: ['path'] },
+        },
+      },
+    ]);
+    const messages = [{ role: 'user' as const, content: 'U' }];
+    assert.deepEqual(buildChatRequest({ model: 'm' }, messages, tools), { model: 'm', messages, stream: true, tools });
+    assert.ok(!('tools' in buildChatRequest({ model: 'm' }, messages, toolDefinitions([]))));
   });
 });
 

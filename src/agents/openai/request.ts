@@ -4,18 +4,26 @@
  * earlier user entry are framed as untrusted content (`buildInboundPrompt(…).user`), and the
  * system message always ends with Airlock's untrusted-input note, after the operator's prompt.
  *
+ * Tools are offered only when the turn's toolbox has offers, and then exactly those
+ * ({@link toolDefinitions}); the tool loop (`./loop.ts`) adds the model's tool calls and the
+ * toolbox's results to the conversation as `assistant` and `tool` messages.
+ *
  * @example
  * ```ts
  * const messages = buildChatMessages(turn, { systemPrompt: 'You are terse.' }, history);
  * const body = buildChatRequest(config, messages);
  * // { model: 'llama3.2', messages: [system, …history, user], stream: true }
+ * const withTools = buildChatRequest(config, messages, toolDefinitions(turn.tools.offers));
+ * // { …, tools: [{ type: 'function', function: { name, description, parameters } }] }
  * ```
  */
 import { textOf, type AgentTurn, type SessionEntry } from '../backend.js';
 import { buildInboundPrompt } from '../inbound/prompt.js';
+import type { ToolOffer } from '../tools.js';
 
 /**
- * One message of a chat-completion request. No tool roles: this backend never offers tools.
+ * One plain message of a chat-completion request (the tool loop's own messages are
+ * {@link ToolCallMessage} and {@link ToolResultMessage}).
  *
  * @example
  * ```ts
@@ -28,7 +36,78 @@ export interface ChatMessage {
 }
 
 /**
- * The JSON body POSTed to `/chat/completions`. Never carries `tools` or `functions`.
+ * One tool call of the model, as it goes back in the conversation.
+ *
+ * @example
+ * ```ts
+ * const call: ChatToolCall = { id: 'call_1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a"}' } };
+ * ```
+ */
+export interface ChatToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+/**
+ * The model's answer that asked for tools: its text (often none) and its calls.
+ *
+ * @example
+ * ```ts
+ * const asked: ToolCallMessage = { role: 'assistant', content: null, tool_calls: [call] };
+ * ```
+ */
+export interface ToolCallMessage {
+  readonly role: 'assistant';
+  readonly content: string | null;
+  readonly tool_calls: readonly ChatToolCall[];
+}
+
+/**
+ * What one tool call came to: the toolbox's result text (already framed as untrusted, scrubbed
+ * and capped) or why it did not run.
+ *
+ * @example
+ * ```ts
+ * const result: ToolResultMessage = { role: 'tool', tool_call_id: 'call_1', content: framedText };
+ * ```
+ */
+export interface ToolResultMessage {
+  readonly role: 'tool';
+  readonly tool_call_id: string;
+  readonly content: string;
+}
+
+/**
+ * Any message of a turn's conversation with the model.
+ *
+ * @example
+ * ```ts
+ * const transcript: TranscriptMessage[] = [...buildChatMessages(turn, config, history), asked, result];
+ * ```
+ */
+export type TranscriptMessage = ChatMessage | ToolCallMessage | ToolResultMessage;
+
+/**
+ * A function the model is offered (OpenAI's `tools` entry).
+ *
+ * @example
+ * ```ts
+ * const tool: ChatTool = { type: 'function', function: { name: 'fs_read', description: 'Reads a file', parameters: schema } };
+ * ```
+ */
+export interface ChatTool {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: Readonly<Record<string, unknown>>;
+  };
+}
+
+/**
+ * The JSON body POSTed to `/chat/completions`. Carries `tools` only when the turn's toolbox
+ * offers some, and then only those; never `functions` or `tool_choice`.
  *
  * @example
  * ```ts
@@ -37,10 +116,11 @@ export interface ChatMessage {
  */
 export interface ChatCompletionRequest {
   readonly model: string;
-  readonly messages: readonly ChatMessage[];
+  readonly messages: readonly TranscriptMessage[];
   readonly stream: true;
   readonly temperature?: number;
   readonly max_tokens?: number;
+  readonly tools?: readonly ChatTool[];
 }
 
 /**
@@ -110,7 +190,8 @@ export function historyMessages(history: readonly SessionEntry[]): ChatMessage[]
 }
 
 /**
- * The request body: `stream: true` always, `temperature` and `max_tokens` only when configured.
+ * The request body: `stream: true` always, `temperature` and `max_tokens` only when configured,
+ * `tools` only when `tools` is not empty.
  *
  * @example
  * ```ts
@@ -118,14 +199,36 @@ export function historyMessages(history: readonly SessionEntry[]): ChatMessage[]
  * // { model: 'llama3.2', messages, stream: true, max_tokens: 256 }
  * ```
  */
-export function buildChatRequest(options: ChatRequestOptions, messages: readonly ChatMessage[]): ChatCompletionRequest {
+export function buildChatRequest(
+  options: ChatRequestOptions,
+  messages: readonly TranscriptMessage[],
+  tools: readonly ChatTool[] = [],
+): ChatCompletionRequest {
   return {
     model: options.model,
     messages,
     stream: true,
     ...(options.temperature !== undefined && { temperature: options.temperature }),
     ...(options.maxTokens !== undefined && { max_tokens: options.maxTokens }),
+    ...(tools.length > 0 && { tools }),
   };
+}
+
+/**
+ * The toolbox's offers as OpenAI function tools, in order: the model-safe name, the description
+ * and the input schema as `parameters`. Nothing else is ever offered.
+ *
+ * @example
+ * ```ts
+ * toolDefinitions([{ name: 'fs_read', description: 'Reads a file', inputSchema: { type: 'object' }, level: 'L1' }]);
+ * // [{ type: 'function', function: { name: 'fs_read', description: 'Reads a file', parameters: { type: 'object' } } }]
+ * ```
+ */
+export function toolDefinitions(offers: readonly ToolOffer[]): ChatTool[] {
+  return offers.map((offer) => ({
+    type: 'function',
+    function: { name: offer.name, description: offer.description, parameters: offer.inputSchema },
+  }));
 }
 
 /**

@@ -40,6 +40,33 @@ describe('readStreamData', () => {
     assert.deepEqual(readStreamData('{"object":"chat.completion.chunk"}'), []);
   });
 
+  it('reads tool-call deltas: index, id and name once, arguments in pieces, parallel calls by index', () => {
+    const first = readStreamData(
+      '{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"fs_read","arguments":""}},' +
+        '{"index":1,"id":"call_b","type":"function","function":{"name":"fs_list"}}]}}]}',
+    );
+    assert.deepEqual(first, [
+      { type: 'tool-call', index: 0, id: 'call_a', name: 'fs_read' },
+      { type: 'tool-call', index: 1, id: 'call_b', name: 'fs_list' },
+    ]);
+    assert.deepEqual(
+      readStreamData('{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\\"p"}}]}}]}'),
+      [{ type: 'tool-call', index: 1, arguments: '{"p' }],
+    );
+    assert.deepEqual(readStreamData('{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}'), [
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+  });
+
+  it('reads arguments sent as an object as their JSON text, and an odd index as the position', () => {
+    assert.deepEqual(
+      readStreamData(
+        '{"choices":[{"delta":{"tool_calls":[{"index":-3,"function":{"name":"f","arguments":{"a":1}}}]}}]}',
+      ),
+      [{ type: 'tool-call', index: 0, name: 'f', arguments: '{"a":1}' }],
+    );
+  });
+
   it('reads an error object', () => {
     assert.deepEqual(readStreamData('{"error":{"message":"rate limited","type":"x"}}'), [
       { type: 'error', message: 'rate limited' },
@@ -62,6 +89,30 @@ describe('readCompletionAnswer', () => {
     assert.deepEqual(readCompletionAnswer(body), [
       { type: 'token', text: 'Whole answer' },
       { type: 'finish', reason: 'stop' },
+      { type: 'done' },
+    ]);
+  });
+
+  it('reads the tool calls of a whole answer', () => {
+    const body = JSON.stringify({
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a"}' } },
+              { id: 'c2', type: 'function', function: { name: 'fs_list', arguments: '{}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
+    assert.deepEqual(readCompletionAnswer(body), [
+      { type: 'tool-call', index: 0, id: 'c1', name: 'fs_read', arguments: '{"path":"a"}' },
+      { type: 'tool-call', index: 1, id: 'c2', name: 'fs_list', arguments: '{}' },
+      { type: 'finish', reason: 'tool_calls' },
       { type: 'done' },
     ]);
   });

@@ -21,7 +21,11 @@ import { SseDataDecoder } from './sse.js';
  *   `choices[0].message.content` of a JSON answer);
  * - `reasoning`: the model is thinking aloud (`delta.reasoning_content` / `delta.reasoning`); never
  *   forwarded, only proof that the endpoint is alive;
- * - `finish`: `choices[0].finish_reason` (`stop`, `length`, …): the reply is whole;
+ * - `tool-call`: a piece of a tool call the model makes (`choices[0].delta.tool_calls[i]`, or a
+ *   whole entry of `choices[0].message.tool_calls` in a JSON answer): `index` says which call it
+ *   belongs to (parallel calls stream interleaved), `id` and `name` come once, `arguments` comes
+ *   in pieces to be joined. Never forwarded to the caller;
+ * - `finish`: `choices[0].finish_reason` (`stop`, `length`, `tool_calls`, …): the reply is whole;
  * - `done`: the `[DONE]` sentinel (or the end of a JSON answer);
  * - `error`: the server reported an error; `message` is its own text, raw and untrusted;
  * - `invalid`: something that is not a chat completion; `what` says what, in our words.
@@ -35,6 +39,13 @@ import { SseDataDecoder } from './sse.js';
 export type CompletionEvent =
   | { readonly type: 'token'; readonly text: string }
   | { readonly type: 'reasoning' }
+  | {
+      readonly type: 'tool-call';
+      readonly index: number;
+      readonly id?: string;
+      readonly name?: string;
+      readonly arguments?: string;
+    }
   | { readonly type: 'finish'; readonly reason: string }
   | { readonly type: 'done' }
   | { readonly type: 'error'; readonly message: string | undefined }
@@ -70,6 +81,7 @@ export function readStreamData(data: string): CompletionEvent[] {
     else if (nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning)) {
       events.push({ type: 'reasoning' });
     }
+    events.push(...toolCallEvents(delta.tool_calls));
   }
   if (typeof choice.finish_reason === 'string') events.push({ type: 'finish', reason: choice.finish_reason });
   return events;
@@ -93,8 +105,10 @@ export function readCompletionAnswer(body: string): CompletionEvent[] {
   const choice = firstChoice(answer);
   if (choice === undefined) return [{ type: 'invalid', what: 'an answer without choices' }];
   const events: CompletionEvent[] = [];
-  const content = objectOf(choice.message)?.content;
+  const message = objectOf(choice.message);
+  const content = message?.content;
   if (typeof content === 'string' && content.length > 0) events.push({ type: 'token', text: content });
+  events.push(...toolCallEvents(message?.tool_calls));
   const reason = typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop';
   events.push({ type: 'finish', reason }, { type: 'done' });
   return events;
@@ -169,6 +183,43 @@ export function serverErrorMessage(value: unknown): { message: string | undefine
   if (detail !== undefined) return { message: typeof detail.message === 'string' ? detail.message : undefined };
   if (error !== undefined && error !== null) return { message: undefined };
   if (object.object === 'error') return { message: typeof object.message === 'string' ? object.message : undefined };
+  return undefined;
+}
+
+/**
+ * The tool-call entries of a delta or a whole message. An entry's `index` is its own when it is a
+ * small integer, else its position; `arguments` sent as an object (some servers do) is re-encoded
+ * as JSON text. Entries that carry nothing (no id, name or arguments) are left out.
+ */
+function toolCallEvents(value: unknown): CompletionEvent[] {
+  if (!Array.isArray(value)) return [];
+  const events: CompletionEvent[] = [];
+  (value as unknown[]).forEach((item, position) => {
+    const entry = objectOf(item);
+    if (entry === undefined) return;
+    const fn = objectOf(entry.function);
+    const index =
+      typeof entry.index === 'number' && Number.isInteger(entry.index) && entry.index >= 0 && entry.index < 1024
+        ? entry.index
+        : position;
+    const id = nonEmptyString(entry.id) ? (entry.id as string) : undefined;
+    const name = nonEmptyString(fn?.name) ? (fn?.name as string) : undefined;
+    const args = argumentsText(fn?.arguments);
+    if (id === undefined && name === undefined && args === undefined) return;
+    events.push({
+      type: 'tool-call',
+      index,
+      ...(id !== undefined && { id }),
+      ...(name !== undefined && { name }),
+      ...(args !== undefined && { arguments: args }),
+    });
+  });
+  return events;
+}
+
+function argumentsText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.length > 0 ? value : undefined;
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
   return undefined;
 }
 

@@ -25,7 +25,64 @@ import { andThen, REFUSED, type Step } from './compose.js';
 import type { TurnCandidate } from './turn.js';
 
 /**
- * The in-flight step over this process's caps, or `inFlight` (caps shared by replicas).
+ * What a turn is granted, and the slots it is granted from: shared by the in-flight step and by
+ * the turns the gateway starts itself (a task resumed after the person decided).
+ *
+ * @example
+ * ```ts
+ * const grants = createTurnGrants({ config, tools });
+ * const release = await grants.inFlight.tryAcquire(ctx.principalKey);
+ * if (release !== null) await service.resumeDecided(ctx, taskId, grants.grant(ctx, '', release));
+ * ```
+ */
+export interface TurnGrants {
+  readonly inFlight: InFlightCap;
+  /** The grant of a turn of `ctx` whose caller's text is `text`, holding the slot `release` gives back. */
+  grant(ctx: CallContext, text: string, release: Release): TurnGrant;
+}
+
+/**
+ * The grants of one gateway: this process's caps, or `inFlight` (caps shared by replicas); the
+ * agents' toolbox builders; the configured reply scrubbing.
+ *
+ * @example
+ * ```ts
+ * const grants = createTurnGrants({ config, inFlight: sharedLimits.inFlight });
+ * ```
+ */
+export function createTurnGrants(options: {
+  config: Pick<AirlockConfig, 'limits' | 'scrubSecrets'>;
+  /** Caps shared by replicas (`createSharedLimits`); by default this process's own. */
+  inFlight?: InFlightCap;
+  /** Agent slug → the toolbox builder of its turns (agents with tools only). */
+  tools?: ReadonlyMap<string, NonNullable<TurnGrant['tools']>>;
+}): TurnGrants {
+  const limits = options.config.limits;
+  const inFlight: InFlightCap =
+    options.inFlight ??
+    new InFlightLimiter({ global: limits.maxConcurrentTasks, perKey: limits.maxConcurrentTasksPerPrincipal });
+  const scrubber = createReplyScrubber(options.config.scrubSecrets);
+  const toolsBySlug = options.tools;
+  return {
+    inFlight,
+    grant(ctx, text, release) {
+      const tools = toolsBySlug?.get(ctx.agentSlug);
+      return {
+        inputChars: text.length,
+        release,
+        prompt: (): TurnPrompt => {
+          const built = buildInboundPrompt(text);
+          return { system: built.system, user: built.user };
+        },
+        ...(tools !== undefined && { tools }),
+        ...(scrubber.active && { scrubber }),
+      };
+    },
+  };
+}
+
+/**
+ * The in-flight step over `grants` (or grants of its own, over this process's caps or `inFlight`).
  *
  * @example
  * ```ts
@@ -39,28 +96,12 @@ export function createInFlightStep<T extends TurnCandidate>(options: {
   inFlight?: InFlightCap;
   /** Agent slug → the toolbox builder of its turns (agents with tools only). */
   tools?: ReadonlyMap<string, NonNullable<TurnGrant['tools']>>;
+  /** The gateway's grants (then `inFlight` and `tools` are theirs). */
+  grants?: TurnGrants;
 }): Step<T, T> {
-  const { config, audit } = options;
-  const limits = config.limits;
-  const inFlight: InFlightCap =
-    options.inFlight ??
-    new InFlightLimiter({ global: limits.maxConcurrentTasks, perKey: limits.maxConcurrentTasksPerPrincipal });
-  const scrubber = createReplyScrubber(config.scrubSecrets);
-  const toolsBySlug = options.tools;
-
-  function grant(ctx: CallContext, text: string, release: Release): TurnGrant {
-    const tools = toolsBySlug?.get(ctx.agentSlug);
-    return {
-      inputChars: text.length,
-      release,
-      prompt: (): TurnPrompt => {
-        const built = buildInboundPrompt(text);
-        return { system: built.system, user: built.user };
-      },
-      ...(tools !== undefined && { tools }),
-      ...(scrubber.active && { scrubber }),
-    };
-  }
+  const { audit } = options;
+  const grants = options.grants ?? createTurnGrants(options);
+  const inFlight = grants.inFlight;
 
   return (turn) => {
     if (turn.message === undefined) return turn;
@@ -71,7 +112,7 @@ export function createInFlightStep<T extends TurnCandidate>(options: {
         turn.refuseTurn(new CapacityError(CONCURRENCY_RETRY_AFTER_SECONDS));
         return REFUSED;
       }
-      turn.grant = grant(turn.ctx, turn.text, release);
+      turn.grant = grants.grant(turn.ctx, turn.text, release);
       return turn;
     });
   };

@@ -9,7 +9,7 @@
  * const service = new TaskService({ store, gate: approvals.desk, observe: approvals.observe(auditObserver) });
  * ```
  */
-import { ApprovalService } from '../../approvals/gate.js';
+import { ApprovalService, type DecidedTask } from '../../approvals/gate.js';
 import type { AutonomyLevel } from '../../approvals/ladder.js';
 import { auditTime } from '../../audit/events.js';
 import type { AirlockConfig } from '../../config/load.js';
@@ -53,6 +53,8 @@ export function openApprovals(options: {
   authFailures: AuthFailureLockout;
   logger: Logger;
   port: () => number;
+  /** Told of the task behind each decision and answer: the gateway resumes it (see resume-decided.ts). */
+  onDecided?: (task: DecidedTask) => void;
 }): GatewayApprovals {
   const { config, audit, auth, authFailures, logger } = options;
   const settings = config.approvals;
@@ -63,6 +65,9 @@ export function openApprovals(options: {
         agent.actions === undefined ? [] : [[agent.slug, agent.actions.maxLevel] as const],
       ),
     ),
+    continueOnDenied: new Set(
+      config.agents.flatMap((agent) => (agent.actions?.onDenied === 'continue' ? [agent.slug] : [])),
+    ),
     clientOwners: new Map(
       config.clients.flatMap((client) =>
         client.owner === undefined ? [] : [[client.id, personUserId('token', client.owner)] as const],
@@ -72,6 +77,7 @@ export function openApprovals(options: {
     secrets: config.scrubSecrets,
     audit: (event, required) => audit.record(event, required),
     baseUrl: () => config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${options.port()}`,
+    ...(options.onDecided !== undefined && { onDecided: options.onDecided }),
   });
   const routes =
     settings === undefined

@@ -308,7 +308,7 @@ export class TurnBridge {
                 message: 'The agent proposed a guarded action, and this gateway has no approvals configured.',
                 reason: 'action_refused',
               }
-            : gate.propose(live.ctx, live.owner, live.task, event.action),
+            : gate.propose(live.ctx, live.owner, live.task, event.action, event.continuation),
         );
       }
       case 'ask-person': {
@@ -356,6 +356,7 @@ export class TurnBridge {
     if (action === undefined || live.aborted) return undefined;
     live.continueWith = undefined;
     live.approvedAction = action;
+    live.deniedAction = undefined;
     const previous = live.source;
     if (previous !== undefined) closeSource(previous);
     live.source = undefined;

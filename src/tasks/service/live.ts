@@ -129,6 +129,8 @@ export interface LiveTask extends QueuedWrites, TurnAbort, ReplyState {
   approvedAction?: ApprovedAction;
   /** The action the person denied (or that expired), for the turn that goes on without it. */
   deniedAction?: DeniedAction;
+  /** The turn's message when the gateway resumed the task (no new message): the caller's last one. */
+  turnMessage?: Message;
   /** The person's answer to a remote agent's question, for the turn that resumes with it. */
   personAnswer?: PersonAnswer;
   /** An allowed action the next turn starts with, at once (set by the bridge's apply, read by its drive loop). */

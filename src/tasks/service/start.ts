@@ -34,10 +34,17 @@ const MAX_CONTEXT_ID = 256;
  */
 export class ParkedAnswer extends AirlockError {
   readonly code = 'parked_answer';
-  constructor(readonly task: Task) {
+  /** `moving`: the gateway resumed the task after the person decided, and its turn runs now. */
+  constructor(
+    readonly task: Task,
+    readonly moving = false,
+  ) {
     super('parked');
   }
 }
+
+/** Tasks the gateway resumed after a decision, remembered at most (the oldest are forgotten). */
+const MAX_DECIDED_TASKS = 10_000;
 
 /**
  * Creates or resumes the task of a turn.
@@ -49,6 +56,8 @@ export class ParkedAnswer extends AirlockError {
  */
 export class TurnStarter {
   readonly #parts: ServiceParts;
+  /** Task id → owner, of tasks the gateway resumed after the person decided (see #resume). */
+  readonly #decided = new Map<string, string>();
 
   constructor(parts: ServiceParts) {
     this.#parts = parts;
@@ -70,12 +79,33 @@ export class TurnStarter {
     let live: LiveTask;
     try {
       live = resuming
-        ? await this.#resume(owner, ctx, incoming, grant)
+        ? await this.#resume(owner, ctx, incoming.taskId as string, incoming, grant)
         : this.#create(owner, ctx, incoming, track, grant);
     } catch (error) {
       grant?.release();
       throw error;
     }
+    return this.#submitted(ctx, live);
+  }
+
+  /**
+   * Resumes a task parked on the person after the person decided, with no message from the
+   * caller: the turn's message is the caller's last one, and the history gains nothing.
+   */
+  async resumeDecided(ctx: CallContext, owner: string, taskId: string, grant: TurnGrant): Promise<LiveTask> {
+    if (this.#decided.size >= MAX_DECIDED_TASKS) this.#decided.delete(this.#decided.keys().next().value as string);
+    this.#decided.set(taskId, owner);
+    let live: LiveTask;
+    try {
+      live = await this.#resume(owner, ctx, taskId, undefined, grant);
+    } catch (error) {
+      grant.release();
+      throw error;
+    }
+    return this.#submitted(ctx, live);
+  }
+
+  #submitted(ctx: CallContext, live: LiveTask): LiveTask {
     const observe = this.#parts.observe;
     if (observe !== undefined) {
       try {
@@ -115,13 +145,27 @@ export class TurnStarter {
     return this.#parts.live.register(owner, ctx, task, track, grant, incoming);
   }
 
-  async #resume(owner: string, ctx: CallContext, incoming: Message, grant: TurnGrant | undefined): Promise<LiveTask> {
+  async #resume(
+    owner: string,
+    ctx: CallContext,
+    id: string,
+    incoming: Message | undefined,
+    grant: TurnGrant | undefined,
+  ): Promise<LiveTask> {
     const { live: registry, store, gate } = this.#parts;
-    const id = incoming.taskId as string;
+    if (incoming !== undefined && this.#decided.get(id) === owner) {
+      // The person decided and the gateway resumed the task: the caller's "may I go on?" gets
+      // the task as it moves on (or as the decision left it), never a busy or ended error.
+      const running = registry.for(owner, id);
+      const current = running?.task ?? (await findStored(this.#parts, owner, id));
+      if (current !== undefined && !isInterruptedState(current.status.state)) {
+        throw new ParkedAnswer(current, running !== undefined);
+      }
+    }
     if (registry.for(owner, id) !== undefined) throw busy();
     const stored = await findStored(this.#parts, owner, id);
     if (stored === undefined) throw new A2AError('TASK_NOT_FOUND');
-    if (incoming.contextId !== undefined && incoming.contextId !== stored.contextId) {
+    if (incoming?.contextId !== undefined && incoming.contextId !== stored.contextId) {
       throw new A2AError('INVALID_PARAMS', 'Invalid params: message.contextId does not match the task’s contextId', {
         field: 'message.contextId',
       });
@@ -155,24 +199,40 @@ export class TurnStarter {
       });
       throw new ParkedAnswer(failed);
     }
-    const message = withIds(incoming, id, stored.contextId);
     const resumed: Task = {
       ...stored,
       // A long multi-turn task keeps its newest messages: the oldest go first.
-      history: cappedHistory([...stored.history, message], this.#parts.caps.maxHistoryMessages),
+      ...(incoming !== undefined && {
+        history: cappedHistory(
+          [...stored.history, withIds(incoming, id, stored.contextId)],
+          this.#parts.caps.maxHistoryMessages,
+        ),
+      }),
       status: { state: 'working', timestamp: this.#parts.timestamp() },
     };
-    const live = registry.register(owner, ctx, resumed, true, grant, incoming);
+    const live = registry.register(owner, ctx, resumed, true, grant, incoming ?? lastCallerMessage(stored));
+    // Resumed by the gateway: the turn's message is the caller's last one, not the agent's question.
+    if (incoming === undefined) live.turnMessage = lastCallerMessage(stored);
     live.stored = true;
     // The output cap counts every turn of the task: this one starts from what it keeps already.
     const kept = storedOutputBytes(resumed);
     if (kept > 0) live.outputBytes = kept;
     if (parked?.kind === 'resume') {
       if (parked.action !== undefined) live.approvedAction = parked.action;
+      if (parked.denied !== undefined) live.deniedAction = parked.denied;
       if (parked.answer !== undefined) live.personAnswer = parked.answer;
     }
     return live;
   }
+}
+
+/** The caller's newest message in a task (a task always starts with one). */
+function lastCallerMessage(task: Task): Message {
+  for (let index = task.history.length - 1; index >= 0; index--) {
+    const message = task.history[index] as Message;
+    if (message.role === 'user') return message;
+  }
+  return { messageId: `${task.id}-resume`, role: 'user', parts: [], taskId: task.id, contextId: task.contextId };
 }
 
 /**

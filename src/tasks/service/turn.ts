@@ -12,7 +12,6 @@
  */
 import type { AgentTurn, ApprovedAction, DeniedAction, PersonAnswer } from '../../agents/backend.js';
 import type { TurnToolbox } from '../../agents/tools.js';
-import type { Message } from '../../protocol/model.js';
 import type { CallContext } from '../call-context.js';
 import type { TurnPrompt } from '../policy.js';
 import { deriveSessionId } from '../session.js';
@@ -159,7 +158,7 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
   const turn = {
     taskId: task.id,
     contextId: task.contextId,
-    message: task.history[task.history.length - 1] as Message,
+    message: live.turnMessage ?? task.history[task.history.length - 1],
     task,
     resumed: resuming,
     [TURN_STATE]: state,
@@ -178,7 +177,13 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     tools?: TurnToolbox;
   };
   if (grant?.tools !== undefined) {
-    const tools = grant.tools({ ctx, taskId: task.id, contextId: task.contextId });
+    const approved = live.approvedAction;
+    const tools = grant.tools({
+      ctx,
+      taskId: task.id,
+      contextId: task.contextId,
+      ...(approved !== undefined && { approved }),
+    });
     if (tools !== undefined) extra.tools = tools;
   }
   if (live.approvedAction !== undefined) extra.approvedAction = live.approvedAction;
