@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Task } from '@a2a-js/sdk';
 import type { Browser } from 'playwright-core';
@@ -82,16 +83,20 @@ describe('examples/tools.yaml, the person approving in the console', { skip }, (
       assert.equal(action.tool, 'files__write_file');
       await assert.rejects(readFile(join(dir, 'sandbox', 'todo.txt')), 'nothing is written before the approval');
 
+      // approve_url is a person's page: the console, opened on this action.
+      assert.equal(action.approve_url, `${url}/console#action-${action.action_id}`);
       const page = await (await browser.newContext()).newPage();
-      await page.goto(`${url}/console`);
+      await page.goto(action.approve_url);
       await page.getByLabel('Your token or JWT').fill(ALICE);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      const item = page.locator(`li[data-action-id="${action.action_id}"]`);
+      const item = page.locator(`li.linked[data-action-id="${action.action_id}"]`);
       await item.waitFor();
       const shown = await item.innerText();
       assert.match(shown, /files__write_file/);
       assert.match(shown, /L4/);
       assert.match(shown, /buy milk/, 'alice sees what will be written');
+      await mkdir(new URL('../test-artifacts/', import.meta.url), { recursive: true });
+      await page.screenshot({ path: fileURLToPath(new URL('../test-artifacts/tools-approval.png', import.meta.url)) });
       await page.getByRole('button', { name: /^Approve files__write_file/ }).click();
       await item.waitFor({ state: 'detached' });
 
@@ -110,7 +115,7 @@ describe('examples/tools.yaml, the person approving in the console', { skip }, (
   );
 });
 
-function actionOf(task: Task): { action_id: string; tool: string } {
+function actionOf(task: Task): { action_id: string; tool: string; approve_url: string } {
   for (const part of task.status?.message?.parts ?? []) {
     if (part.content?.$case === 'data') return part.content.value as never;
   }

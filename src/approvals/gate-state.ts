@@ -37,6 +37,8 @@ export interface GateState {
   readonly jwtIssuer: string;
   readonly secrets: readonly string[];
   readonly baseUrl: () => string;
+  /** `approve_url` opens the console (`/console#action-<id>`) rather than the JSON endpoint. */
+  readonly consoleLinks: boolean;
   readonly now: () => number;
   readonly actions: MemoryApprovalStore;
   readonly questions: MemoryQuestionStore;

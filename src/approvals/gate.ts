@@ -59,6 +59,8 @@ export interface ApprovalServiceOptions {
     readonly maxPending: number;
     /** `approvals.maxPendingPerPrincipal`; absent: the default, 100. */
     readonly maxPendingPerPrincipal?: number;
+    /** `approvals.console`: `approve_url` then opens the action in the console, a person's page. */
+    readonly console?: boolean;
   };
   /** The highest level each agent may act at (`agents[].actions.maxLevel`); default L2. */
   readonly agentMaxLevels: ReadonlyMap<string, AutonomyLevel>;
@@ -128,6 +130,7 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       jwtIssuer: options.jwtIssuer ?? '',
       secrets: options.secrets,
       baseUrl: options.baseUrl,
+      consoleLinks: options.settings?.console === true,
       now,
       actions: new MemoryApprovalStore({ maxActions: maxPending, maxPendingPerPrincipal }),
       questions: new MemoryQuestionStore({ maxQuestions: maxPending, maxPendingPerPrincipal }),

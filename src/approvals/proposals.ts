@@ -161,7 +161,10 @@ export function proposeAction(
     proposal.args ?? {},
     kept,
   );
-  const url = `${state.baseUrl()}/approvals/${action.actionId}`;
+  // A person's page when there is one (the console, opened on this action); else the JSON endpoint.
+  const url = state.consoleLinks
+    ? `${state.baseUrl()}/console#action-${action.actionId}`
+    : `${state.baseUrl()}/approvals/${action.actionId}`;
   const info = levelView(level);
   return {
     kind: 'park',

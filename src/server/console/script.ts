@@ -189,6 +189,28 @@ export const CONSOLE_JS = `'use strict';
     });
     removeGone(approvalItems, seen, 'approvals-heading');
     byId('approvals-empty').hidden = approvals.length > 0;
+    showLinkedAction();
+  }
+
+  // An approve_url (#action-<id>) opens the console on that action, once, after the first list.
+  var linkedShown = false;
+  function showLinkedAction() {
+    if (linkedShown) return;
+    linkedShown = true;
+    var match = /^#action-([A-Za-z0-9_-]{1,64})$/.exec(window.location.hash);
+    if (!match) return;
+    var item = approvalItems.get(match[1]);
+    if (!item) {
+      say('That action is no longer waiting for your decision (decided, expired, or not yours).', true);
+      return;
+    }
+    item.classList.add('linked');
+    var heading = item.querySelector('h3');
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus();
+    }
+    item.scrollIntoView({ block: 'center' });
   }
 
   /** Drops items no longer listed; focus inside one moves to the next item or the heading. */

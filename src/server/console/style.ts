@@ -67,6 +67,7 @@ button:focus, input:focus, textarea:focus, a:focus, [tabindex='-1']:focus { outl
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; }
 .card dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 0.75rem; }
 .card dt { color: var(--muted); }
+.card.linked { border: 2px solid var(--focus); }
 .card dd { margin: 0; overflow-wrap: anywhere; }
 pre {
   margin: 0 0 0.75rem; padding: 0.75rem; overflow: auto; max-height: 20rem;
