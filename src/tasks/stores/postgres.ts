@@ -47,7 +47,8 @@ import {
   type FilterShape,
 } from './durable.js';
 import { listStoredTasks, type ListFilters, type StoredTaskList, type TaskRowsRead } from './durable-list.js';
-import { failedByParkedTtl, resolveFairShares, type ResolvedFairShares } from './fair-shares.js';
+import { failedByParkedTtl, isParked, resolveFairShares, ShareBounds, type ResolvedFairShares } from './fair-shares.js';
+import { principalOfOwner } from './principal.js';
 import { quoteIdentifier } from './migrations/postgres.js';
 import type { MigrationReport } from './migrations/plan.js';
 import { isStorableKey, statusMsOf, type TaskSortKey } from './page-token.js';
@@ -64,6 +65,8 @@ export type { PostgresTaskStoreOptions } from './postgres/options.js';
 
 /** bigint's range; a TTL of Infinity makes the expiry bound its minimum. */
 const MIN_BIGINT_SAFE = -Number.MAX_SAFE_INTEGER;
+/** How old a principal's share bound may be before it is counted again (other replicas write too). */
+const SHARE_BOUND_MAX_AGE_MS = 1_000;
 /** Tasks read and settled per page by failRunning. */
 const FAIL_RUNNING_BATCH = 500;
 
@@ -88,6 +91,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly sql: Statements;
   private readonly shareSql: ShareStatements;
   private readonly shares: ResolvedFairShares;
+  /** Upper bounds of the principals' shares (a second old at most), so most creations need no count. */
+  private readonly shareBounds = new ShareBounds(SHARE_BOUND_MAX_AGE_MS);
   private readonly schema: string;
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
@@ -191,12 +196,14 @@ export class PostgresTaskStore implements TaskStore {
       const evicted = await admitShare(
         (name, text, values) => this.query(name, text, values),
         this.shareSql,
+        this.shareBounds,
         this.shares,
         owner,
         this.expiredBefore(),
       );
       if (evicted > 0) this.totals.clear();
     }
+    if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
     // Everything is read from the task now: the caller may hand over a new object right after.
     const row: PendingRow = {
       id: task.id,

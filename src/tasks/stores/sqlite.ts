@@ -55,6 +55,7 @@ import { listStoredTasks, type StoredTaskList } from './durable-list.js';
 import {
   failedByParkedTtl,
   isParked,
+  ShareBounds,
   resolveFairShares,
   type FairShareLimits,
   type ResolvedFairShares,
@@ -66,13 +67,7 @@ import { isStorableKey, statusMsOf } from './page-token.js';
 import { resolveRetention } from './retention.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, guard, openDatabase, STORE_NAME } from './sqlite/database.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
-import {
-  checkShare,
-  parkedIdle,
-  prepareShareStatements,
-  ShareBounds,
-  type SqliteShareStatements,
-} from './sqlite/shares.js';
+import { checkShare, parkedIdle, prepareShareStatements, type SqliteShareStatements } from './sqlite/shares.js';
 import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
 
 /**

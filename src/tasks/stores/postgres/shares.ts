@@ -5,9 +5,14 @@
  * (on the `tasks_parked` index of migration 2). The decisions are `../fair-shares.ts`'s, shared
  * with every store.
  *
- * Replicas: the count and the insert are two statements, so tasks created at once by one
- * principal on several replicas may hold a few more than its quota (at most its turns running
- * at once); nothing is ever evicted for another principal.
+ * Cost: the count reads the principal's tasks (≤ its quota), so it is made only near a quota:
+ * `ShareBounds` keeps an upper bound per principal from its last count plus this replica's
+ * creations and parked writes since, counted again once it is a second old (other replicas'
+ * writes are not seen here). At its quota a principal gives up a tenth of it at once.
+ *
+ * Replicas: a principal creating tasks on several replicas at once may hold more than its
+ * quota by what the others create within that second (its rate limit bounds it); nothing is
+ * ever evicted for another principal.
  *
  * @example
  * ```ts
@@ -17,7 +22,13 @@
  */
 import type { ClientBase, QueryResult, QueryResultRow } from 'pg';
 import type { Task } from '../../../protocol/model.js';
-import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
+import {
+  ownerRangeOf,
+  quotaRefusal,
+  shareDecision,
+  type ResolvedFairShares,
+  type ShareBounds,
+} from '../fair-shares.js';
 import { principalOfOwner } from '../principal.js';
 
 const TERMINAL = `state IN ('completed', 'failed', 'canceled', 'rejected')`;
@@ -61,10 +72,14 @@ export function shareStatementsFor(schema: string): ShareStatements {
                count(*) FILTER (WHERE ${TERMINAL}) AS finished
         FROM mine
       ), victims AS (
-        SELECT id FROM mine WHERE ${TERMINAL}
+        -- SKIP LOCKED: a row another replica is evicting (or a put is writing) is not waited for.
+        SELECT id FROM ${tasks}
+        WHERE owner >= $1 AND owner < $2 AND strpos(substr(owner, $3::int), '@') = 0 AND updated_at > $4
+          AND ${TERMINAL}
         ORDER BY updated_at
         LIMIT CASE WHEN (SELECT tasks FROM counts) < $5::bigint THEN 0
           ELSE GREATEST((SELECT tasks FROM counts) - $5::bigint + 1, ceil($5::bigint / 10.0)::bigint) END
+        FOR UPDATE SKIP LOCKED
       ), gone AS (
         DELETE FROM ${tasks} WHERE id IN (SELECT id FROM victims)
           AND (SELECT parked FROM counts) < $6::bigint
@@ -94,11 +109,44 @@ type Query = <Row extends QueryResultRow>(name: string, text: string, values: un
 export async function admitShare(
   query: Query,
   sql: ShareStatements,
+  bounds: ShareBounds,
   limits: ResolvedFairShares,
   owner: string,
   expiredBefore: number,
 ): Promise<number> {
-  const range = ownerRangeOf(principalOfOwner(owner));
+  const principal = principalOfOwner(owner);
+  // One count per principal at a time in this process: the creations that arrive meanwhile wait
+  // for it and are then admitted on its bound (a burst at the quota makes one count, not fifty).
+  for (;;) {
+    if (bounds.admits(principal, limits, Date.now())) {
+      bounds.created(principal);
+      return 0;
+    }
+    const counting = bounds.counting(principal);
+    if (counting === undefined) break;
+    await counting;
+  }
+  let done = (): void => undefined;
+  bounds.countStarted(principal, new Promise<void>((resolve) => (done = resolve)));
+  try {
+    return await countAndEvict(query, sql, bounds, limits, owner, principal, expiredBefore);
+  } finally {
+    bounds.countEnded(principal);
+    done();
+  }
+}
+
+async function countAndEvict(
+  query: Query,
+  sql: ShareStatements,
+  bounds: ShareBounds,
+  limits: ResolvedFairShares,
+  owner: string,
+  principal: string,
+  expiredBefore: number,
+): Promise<number> {
+  const nowMs = Date.now();
+  const range = ownerRangeOf(principal);
   const result = await query<{ tasks: string; parked: string; finished: string; evicted: string }>(
     'airlock_task_share_admit',
     sql.admit,
@@ -111,8 +159,13 @@ export async function admitShare(
     finished: Number(row?.finished ?? 0),
   };
   const decision = shareDecision(counts, limits);
-  if (decision.kind === 'refuse') throw quotaRefusal(decision.quota, limits, owner);
-  return Number(row?.evicted ?? 0);
+  if (decision.kind === 'refuse') {
+    bounds.counted(principal, counts.tasks, counts.parked, nowMs);
+    throw quotaRefusal(decision.quota, limits, owner);
+  }
+  const evicted = Number(row?.evicted ?? 0);
+  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, nowMs);
+  return evicted;
 }
 
 /**

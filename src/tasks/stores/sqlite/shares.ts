@@ -6,9 +6,9 @@
  * every store.
  *
  * Cost: the count reads the principal's index entries, O(its tasks) ≤ its quota. This store is
- * one process's, so it sees every write: {@link ShareBounds} keeps, per principal, an upper bound
- * of its tasks and parked tasks since their last count, and a new task well inside both is
- * admitted without counting. At its quota a principal gives up a tenth of it at once, so one that
+ * one process's, so it sees every write: `ShareBounds` (never stale here) keeps, per principal,
+ * an upper bound of its tasks and parked tasks since their last count, and a new task inside
+ * both is admitted without counting. At its quota a principal gives up a tenth of it at once, so one that
  * keeps creating there pays one count and one eviction per tenth (see `shareDecision`).
  *
  * @example
@@ -19,7 +19,13 @@
  */
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { Task } from '../../../protocol/model.js';
-import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
+import {
+  ownerRangeOf,
+  quotaRefusal,
+  shareDecision,
+  type ResolvedFairShares,
+  type ShareBounds,
+} from '../fair-shares.js';
 import { principalOfOwner } from '../principal.js';
 
 /** One principal's owner keys (see ownerRangeOf), on the index that also carries state. */
@@ -76,53 +82,6 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
   };
 }
 
-/** Principals whose bounds are kept at most; past it they are all forgotten (and counted again). */
-const MAX_BOUNDED_PRINCIPALS = 10_000;
-
-/**
- * Upper bounds of each principal's tasks and parked tasks, from their last count plus every
- * task created and every parked write since. Only ever too high (deletions, answers and the
- * sweep make the truth lower), so a new task inside both bounds is inside the quotas.
- *
- * @example
- * ```ts
- * const bounds = new ShareBounds();
- * if (!bounds.admits(principal, limits)) recount();
- * ```
- */
-export class ShareBounds {
-  readonly #bounds = new Map<string, { tasks: number; parked: number }>();
-
-  /** Whether a new task of `principal` is surely inside both quotas. */
-  admits(
-    principal: string,
-    limits: Pick<ResolvedFairShares, 'maxTasksPerPrincipal' | 'maxParkedPerPrincipal'>,
-  ): boolean {
-    const bound = this.#bounds.get(principal);
-    return (
-      bound !== undefined && bound.tasks < limits.maxTasksPerPrincipal && bound.parked < limits.maxParkedPerPrincipal
-    );
-  }
-
-  /** After a count: the principal holds `tasks` (after evictions) and `parked`. */
-  counted(principal: string, tasks: number, parked: number): void {
-    if (this.#bounds.size >= MAX_BOUNDED_PRINCIPALS && !this.#bounds.has(principal)) this.#bounds.clear();
-    this.#bounds.set(principal, { tasks, parked });
-  }
-
-  /** A task of `principal` was created. */
-  created(principal: string): void {
-    const bound = this.#bounds.get(principal);
-    if (bound !== undefined) bound.tasks++;
-  }
-
-  /** A task of `principal` was written parked (it may have been parked already: a bound). */
-  parkedWrite(principal: string): void {
-    const bound = this.#bounds.get(principal);
-    if (bound !== undefined) bound.parked++;
-  }
-}
-
 /**
  * Admits a new task of `owner` under its principal's share: evicts its own oldest finished tasks
  * when it is at its task quota; returns how many went.
@@ -141,7 +100,7 @@ export function checkShare(
   expiredBefore: number,
 ): number {
   const principal = principalOfOwner(owner);
-  if (bounds.admits(principal, limits)) {
+  if (bounds.admits(principal, limits, 0)) {
     bounds.created(principal);
     return 0;
   }
@@ -150,12 +109,12 @@ export function checkShare(
   const counts = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
   const decision = shareDecision(counts, limits);
   if (decision.kind === 'refuse') {
-    bounds.counted(principal, counts.tasks, counts.parked);
+    bounds.counted(principal, counts.tasks, counts.parked, 0);
     throw quotaRefusal(decision.quota, limits, owner);
   }
   const evicted =
     decision.kind === 'admit' ? 0 : statements.evictOwnFinished.run({ ...params, count: decision.count }).changes;
-  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked);
+  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, 0);
   return evicted;
 }
 
