@@ -155,7 +155,7 @@ program
   )
   .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
   .option('--host <host>', 'HTTP bind address (default 127.0.0.1; loopback only unless --allow-non-loopback)')
-  .option('--port <port>', 'HTTP port (default 41242)', parsePort)
+  .option('--port <port>', 'HTTP port (default 41249)', parsePort)
   .option('--allow-non-loopback', 'allow a non-loopback HTTP bind: anyone who reaches it can call the tools')
   .action(async (options) => {
     process.exitCode = await runMcp({

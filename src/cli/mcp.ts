@@ -12,7 +12,7 @@
  * @example
  * ```sh
  * AIRLOCK_REGISTRY=examples/registry.yaml airlock mcp                   # stdio, for an MCP host's config
- * AIRLOCK_MCP_AUTONOMY=acting airlock mcp --registry r.yaml --http --port 41242
+ * AIRLOCK_MCP_AUTONOMY=acting airlock mcp --registry r.yaml --http --port 41249
  * ```
  */
 import type { Readable, Writable } from 'node:stream';
@@ -32,13 +32,13 @@ import {
  *
  * @example
  * ```ts
- * const options: RunMcpOptions = { http: true, port: 41242, registry: 'registry.yaml', autonomy: 'read_only' };
+ * const options: RunMcpOptions = { http: true, port: 41249, registry: 'registry.yaml', autonomy: 'read_only' };
  * ```
  */
 export interface RunMcpOptions {
   /** Streamable HTTP instead of stdio. */
   http?: boolean;
-  /** HTTP port (default 41242; 0 picks a free one). */
+  /** HTTP port (default 41249; 0 picks a free one). */
   port?: number;
   /** HTTP bind address (default 127.0.0.1); must be loopback unless `allowNonLoopback`. */
   host?: string;

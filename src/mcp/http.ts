@@ -45,7 +45,7 @@ export const MCP_HTTP_PATH = '/mcp';
  * await startMcpHttp(options, { port: DEFAULT_MCP_PORT });
  * ```
  */
-export const DEFAULT_MCP_PORT = 41242;
+export const DEFAULT_MCP_PORT = 41249;
 
 /**
  * Largest HTTP request body read, in bytes. A tools/call carries at most 8192 characters of
@@ -115,7 +115,7 @@ export function isLoopbackBindHost(host: string): boolean {
  *
  * @example
  * ```ts
- * const http = await startMcpHttp({ client, autonomy: 'read_only' }, { port: 41242 });
+ * const http = await startMcpHttp({ client, autonomy: 'read_only' }, { port: 41249 });
  * ```
  * @throws Error for a non-loopback host without `allowNonLoopback`, or when the port cannot be bound
  */
