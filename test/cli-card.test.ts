@@ -16,6 +16,7 @@ import { keysGenerateCommand } from '../src/cli/keys.js';
 import { captureIO } from './helpers/command-io.js';
 import { parseConfig } from '../src/config/load.js';
 import type { AgentConfig } from '../src/config/schema.js';
+import { processInstanceId } from '../src/client/outbound-transport.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
 import { CardCache } from '../src/server/cards.js';
 import { cardTrustDigest } from '../src/trust/digest.js';
@@ -269,7 +270,7 @@ describe('airlock card fetch, and verify by URL', () => {
       io.err,
       /^airlock: fetched {5}http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json \(\d+ bytes\)\nairlock: trust {7}[0-9a-f]{64}\nairlock: endpoint {4}.+\nairlock: signatures {2}1 \(not checked: give --keys, or card_keys in the registry\)\n$/,
     );
-    // The operator is no relay: an Airlock gateway, which refuses the hop header, can be fetched.
+    // A URL fetch by the operator carries no hop chain (it is nobody's outbound call).
     assert.equal(hops.at(-1), undefined);
     assert.equal(versions.at(-1), '1.0');
   });
@@ -306,7 +307,7 @@ describe('airlock card fetch, and verify by URL', () => {
     assert.equal(io.out, `${signedBody}\n`);
     assert.equal(versions.at(-1), '0.3');
     // A registry entry is fetched exactly as the outbound client would fetch it.
-    assert.equal(hops.at(-1), '1');
+    assert.equal(hops.at(-1), processInstanceId());
     const unknown = captureIO(env());
     assert.equal(await cardFetchCommand('nobody', { registry }, unknown), 2);
     assert.match(unknown.err, /no agent "nobody" in the registry; known: travel/);

@@ -202,3 +202,20 @@ describe('configuration errors', () => {
     assert.match(result.stderr, /clients\[0\]\.token: environment variable AIRLOCK_TEST_MISSING is not set/);
   });
 });
+
+describe('non-loopback bind', () => {
+  it('serve refuses --host 0.0.0.0 without server.allowNonLoopback, in one line naming both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-cfg-'));
+    writeFileSync(
+      join(dir, 'ok.yaml'),
+      'agents:\n  - slug: a\n    name: x\n    description: y\n    skills: [{id: s, name: s, description: d}]\n    backend: {type: echo}\n',
+    );
+    const result = airlock(['serve', '--config', 'ok.yaml', '--host', '0.0.0.0', '--port', '0'], { cwd: dir });
+    assert.equal(result.status, 1);
+    assert.match(
+      result.stderr,
+      /^airlock: config: --host: "0\.0\.0\.0" is not loopback, .*server\.allowNonLoopback: true$/m,
+    );
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+  });
+});

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { MemoryAuditSink } from '../src/audit/index.js';
+import { processInstanceId } from '../src/client/outbound-transport.js';
 import {
   DEFAULT_YAML,
   rpc,
@@ -332,7 +333,7 @@ describe('request body and headers', () => {
     assert.ok(result.closed, `the server kept reading after ${result.sent} bytes`);
   });
 
-  it('a request refused before its body is read (404, 405, hop 403, rate-limit 429) is not drained past maxBodyBytes', async () => {
+  it('a request refused before its body is read (404, 405, hop loop 508, rate-limit 429) is not drained past maxBodyBytes', async () => {
     const limited = await startGateway(
       `${withServer('{ host: 127.0.0.1, port: 0, maxBodyBytes: 1024, bodyTimeoutMs: 300 }')}\nlimits: { requestsPerMinute: 1 }\n`,
     );
@@ -342,7 +343,12 @@ describe('request body and headers', () => {
       const cases: [string, string, RegExp][] = [
         ['unknown route', 'POST /no-such-route HTTP/1.1\r\nHost: 127.0.0.1\r\n', / 404 /],
         ['wrong method', 'PUT /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n', / 405 /],
-        ['hop header', 'POST /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Airlock-Hop: 1\r\n', / 403 /],
+        [
+          'hop loop',
+          `POST /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Airlock-Hop: ${processInstanceId()}\r\n`,
+          / 508 /,
+        ],
+        ['malformed hop', 'POST /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Airlock-Hop: 1\r\n', / 400 /],
         ['rate limited', `POST /a2a/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_C}\r\n`, / 429 /],
       ];
       const outcomes: string[] = [];

@@ -30,6 +30,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { createOutboundClient, type CallResult, type OutboundRuntime } from '../src/client/index.js';
+import { processInstanceId } from '../src/client/outbound-transport.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
 
@@ -436,7 +437,7 @@ for (const mode of ['1.0', '0.3'] as const) {
 
     it('sends the hop header on every request, card fetches included', () => {
       assert.ok(peer.seen.length > 5);
-      for (const row of peer.seen) assert.equal(row.hop, '1', `${row.method} without ${HOP_HEADER}`);
+      for (const row of peer.seen) assert.equal(row.hop, processInstanceId(), `${row.method} without ${HOP_HEADER}`);
     });
   });
 }

@@ -14,6 +14,7 @@ import { after, describe, it } from 'node:test';
 import type { AuditEvent } from '../src/audit/events.js';
 import { assertAuditSafe } from '../src/audit/safety.js';
 import { createClient, parseRegistry, type CallResult } from '../src/client/index.js';
+import { processInstanceId } from '../src/client/outbound-transport.js';
 import { makeTask, stubCards } from '../src/client/fake-remote.test.js';
 import type { CardResolver } from '../src/client/contracts.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
@@ -214,7 +215,7 @@ for (const version of ['1.0', '0.3'] as const) {
       assert.ok(!JSON.stringify(result).includes(SECRET), 'the bearer token is redacted');
       assert.deepEqual(remote.methods(), [METHOD]);
       const headers = remote.seen[0]!.headers;
-      assert.equal(headers[HOP_HEADER], '1');
+      assert.equal(headers[HOP_HEADER], processInstanceId());
       assert.equal(headers.authorization, `Bearer ${SECRET}`);
       assert.equal(headers['a2a-version'], version === '1.0' ? '1.0' : undefined);
       assert.match(String(headers.accept), /text\/event-stream/);

@@ -92,6 +92,12 @@ export interface AgentTurn {
    */
   readonly deniedAction?: DeniedAction;
   /**
+   * The Airlock gateways the caller's request passed, this one last (its hop chain, see
+   * `protocol/headers.ts`): what a relay backend sends on with every call of this turn, so that
+   * a gateway further on can tell a loop from a peer. Absent on turns built by other code.
+   */
+  readonly via?: readonly string[];
+  /**
    * Set on the turn that resumes a task parked on a remote agent's question (`ask-person`):
    * the person's own answer, to send on the remote task instead of the caller's text.
    */

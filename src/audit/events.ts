@@ -100,6 +100,10 @@ const FORBIDDEN_REASONS = [
   'agent_not_allowed',
   'address_not_allowed',
   'hop_refused',
+  /** The request's hop chain holds this gateway: a relay loop. */
+  'relay_loop',
+  /** The request passed `limits.maxHops` gateways already. */
+  'too_many_hops',
   'origin_not_allowed',
   'host_not_loopback',
 ] as const;

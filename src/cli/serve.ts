@@ -6,7 +6,7 @@
  * airlock serve --config examples/demo.yaml --port 41241
  * ```
  */
-import { loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/load.js';
+import { checkBind, loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/load.js';
 import { prepareBackends, type PreparedBackends } from '../server/backends.js';
 import { createGateway, type Gateway } from '../server/http.js';
 import { storeShareOptions } from '../server/store-shares.js';
@@ -116,7 +116,10 @@ export class StoreChoiceError extends AirlockError {
 
 export async function serve(options: ServeOptions): Promise<void> {
   const config = loadConfigFile(options.config);
-  if (options.host !== undefined) config.server.host = options.host;
+  if (options.host !== undefined) {
+    config.server.host = options.host;
+    checkBind(config.server, '--host');
+  }
   if (options.port !== undefined) config.server.port = options.port;
   const logger = createLogger(options.logLevel ?? 'info');
   const spec = chooseTaskStore(config, {
@@ -140,7 +143,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     spec.type === 'postgres' && isMultiReplica(config, options.env ?? process.env)
       ? await openReplicaSharing(config, spec, logger)
       : undefined;
-  const upstreams = config.upstreams === undefined ? undefined : createUpstreams(config.upstreams, { logger });
+  const upstreams =
+    config.upstreams === undefined
+      ? undefined
+      : createUpstreams(config.upstreams, {
+          logger,
+          ...(config.server.instanceId !== undefined && { instanceId: config.server.instanceId }),
+        });
   let backends: PreparedBackends;
   let tools: ToolHub | undefined;
   try {

@@ -21,6 +21,7 @@ import {
 } from './fake-remote.test.js';
 import { createClient, type ClientOptions } from './index.js';
 import { parseRegistry } from './registry.js';
+import { processInstanceId } from './outbound-transport.js';
 
 const SECRET = 'tok-SECRET-0123456789abcdefXYZ';
 const ENV = { AIRLOCK_SECRET_TEST: SECRET };
@@ -132,7 +133,7 @@ for (const version of ['1.0', '0.3'] as const) {
       const methods = h.remote.requests.map((r) => r.request.method);
       assert.deepEqual(methods, ['send', 'get', 'get', 'get']);
       for (const recorded of h.remote.requests) {
-        assert.equal(recorded.headers[HOP_HEADER], '1');
+        assert.equal(recorded.headers[HOP_HEADER], processInstanceId());
         assert.equal(recorded.headers.authorization, `Bearer ${SECRET}`);
         assert.equal(recorded.headers['a2a-version'], version === '1.0' ? '1.0' : undefined);
         assert.equal(recorded.headers['content-type'], 'application/json');
@@ -385,7 +386,7 @@ for (const version of ['1.0', '0.3'] as const) {
       assert.equal(result.task_state, 'working');
       assert.equal(h.remote.requests.length, 1);
       assert.equal(h.remote.requests[0]!.rpcMethod, version === '1.0' ? 'GetTask' : 'tasks/get');
-      assert.equal(h.remote.requests[0]!.headers[HOP_HEADER], '1');
+      assert.equal(h.remote.requests[0]!.headers[HOP_HEADER], processInstanceId());
       const row = h.audit[0]!;
       assert.equal(row.type, 'a2a.client.get');
       assert.equal(row.outcome, 'ok');

@@ -1,12 +1,17 @@
 /**
  * The outbound client's transport: the guarded transport (`src/net`) with Airlock's own
  * headers composed into it, so that no request of the outbound client (JSON-RPC calls, SSE
- * streams, card fetches, JWKS fetches) can leave without the hop header. Another Airlock
- * refuses a request that carries it (loop protection), before any call is made.
+ * streams, card fetches, JWKS fetches) leaves without the hop header: the chain of Airlock
+ * instances the request passed (see `protocol/headers.ts`). Another Airlock serves a peer's
+ * call and refuses a loop (its own id in the chain) or a chain as long as its `limits.maxHops`.
  *
- * The one place the hop header is set is {@link OUTBOUND_HEADERS}: as the guarded client's
- * `defaultHeaders` ({@link createOutboundTransport}), or, for a transport built elsewhere (a
- * test's fake, an embedder's own), by {@link withHopHeader}.
+ * An outbound call that starts here (the CLI, the MCP server, the library) carries this
+ * process's instance id ({@link processInstanceId}, or the gateway's configured
+ * `server.instanceId`); a relay (an `a2a` backend) sends the chain its inbound request came with,
+ * plus its own id, on each call (`client/upstream.ts`). The header is set in one place:
+ * {@link outboundHeaders}, as the guarded client's `defaultHeaders`
+ * ({@link createOutboundTransport}), or, for a transport built elsewhere (a test's fake, an
+ * embedder's own), by {@link withHopHeader}.
  *
  * @example
  * ```ts
@@ -17,57 +22,86 @@
  */
 import { createGuardedClient, type GuardedClient as NetClient } from '../net/index.js';
 import type { GuardedClientSettings } from '../net/settings.js';
+import { randomBytes } from 'node:crypto';
 import { HOP_HEADER } from '../protocol/headers.js';
 import type { GuardedClient } from './contracts.js';
 
+/** This process's instance id, made on first use (`airlock-` + 12 random base64url characters). */
+let ownInstanceId: string | undefined;
+
 /**
- * The headers every outbound request carries, whoever makes it: the hop header (`'1'`).
+ * This process's instance id: the hop chain's entry of a call that starts here, and a gateway's
+ * own id unless `server.instanceId` names one. Random per process: two gateways started from
+ * one folder (two examples side by side) are two instances, not one.
  *
  * @example
  * ```ts
- * OUTBOUND_HEADERS; // { 'x-airlock-hop': '1' }
+ * processInstanceId(); // 'airlock-3q2x9LmA0bZc'
  * ```
  */
-export const OUTBOUND_HEADERS: Readonly<Record<string, string>> = Object.freeze({ [HOP_HEADER]: '1' });
+export function processInstanceId(): string {
+  ownInstanceId ??= `airlock-${randomBytes(9).toString('base64url')}`;
+  return ownInstanceId;
+}
 
-/** Transports that already compose {@link OUTBOUND_HEADERS}: wrapping them again would add nothing. */
+/**
+ * The headers every outbound request carries: the hop header, here the chain of one instance
+ * (`instanceId`, by default this process's).
+ *
+ * @example
+ * ```ts
+ * outboundHeaders('gw-a-1f3c9d2e'); // { 'x-airlock-hop': 'gw-a-1f3c9d2e' }
+ * ```
+ */
+export function outboundHeaders(instanceId: string = processInstanceId()): Readonly<Record<string, string>> {
+  return { [HOP_HEADER]: instanceId };
+}
+
+/** Transports that already compose the outbound headers: wrapping them again would add nothing. */
 const CARRIES_OUTBOUND_HEADERS = new WeakSet<object>();
 
 /**
  * The guarded transport of the outbound client: `createGuardedClient(settings)` with
- * {@link OUTBOUND_HEADERS} as its `defaultHeaders`, set after the caller's headers on every
- * request and stream.
+ * {@link outboundHeaders} of `instanceId` as its `defaultHeaders`, set after the caller's
+ * headers on every request and stream. A relay's transport (`instanceId: null`) sets no
+ * default: each of its requests names its own chain.
  *
  * @example
  * ```ts
  * const transport = createOutboundTransport(parseEnvSettings(process.env));
  * ```
  */
-export function createOutboundTransport(settings: GuardedClientSettings = {}): NetClient {
+export function createOutboundTransport(
+  settings: GuardedClientSettings = {},
+  instanceId: string | null = processInstanceId(),
+): NetClient {
   const transport = createGuardedClient({
     ...settings,
-    defaultHeaders: { ...settings.defaultHeaders, ...OUTBOUND_HEADERS },
+    defaultHeaders: { ...settings.defaultHeaders, ...(instanceId !== null && outboundHeaders(instanceId)) },
   });
+  if (instanceId === null) return transport;
   CARRIES_OUTBOUND_HEADERS.add(transport);
   return transport;
 }
 
 /**
- * A transport with {@link OUTBOUND_HEADERS} composed into each `request` and `stream`; one that
- * already composes them (from {@link createOutboundTransport}, or wrapped before) is returned as
- * it is. For transports not built by this module (tests' fakes, an embedder's own).
+ * A transport with {@link outboundHeaders} of `instanceId` composed into each `request` and
+ * `stream`; one that already composes them (from {@link createOutboundTransport}, or wrapped
+ * before) is returned as it is. For transports not built by this module (tests' fakes, an
+ * embedder's own), and for a relay's card fetches.
  *
  * @example
  * ```ts
  * const trust = new CardTrust({ client: withHopHeader(transport), pins, log });
  * ```
  */
-export function withHopHeader(transport: GuardedClient): GuardedClient {
+export function withHopHeader(transport: GuardedClient, instanceId: string = processInstanceId()): GuardedClient {
   if (CARRIES_OUTBOUND_HEADERS.has(transport)) return transport;
+  const headers = outboundHeaders(instanceId);
   const wrapped: GuardedClient = {
     // Looked up per call, not captured: a transport's methods may be replaced after wrapping.
-    request: (options) => transport.request({ ...options, headers: { ...options.headers, ...OUTBOUND_HEADERS } }),
-    stream: (options) => transport.stream({ ...options, headers: { ...options.headers, ...OUTBOUND_HEADERS } }),
+    request: (options) => transport.request({ ...options, headers: { ...options.headers, ...headers } }),
+    stream: (options) => transport.stream({ ...options, headers: { ...options.headers, ...headers } }),
   };
   CARRIES_OUTBOUND_HEADERS.add(wrapped);
   return wrapped;

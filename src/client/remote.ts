@@ -224,6 +224,7 @@ export class RemoteRpc {
       frame !== null && typeof frame === 'object' && !Array.isArray(frame)
         ? (frame as Record<string, unknown>)
         : undefined;
+    if (!ok && record?.jsonrpc === undefined) throw httpRefusal(response.status, record);
     if (record === undefined || record.jsonrpc !== '2.0') {
       throw new CallFailure('invalid_response', { detail: 'the remote did not answer JSON-RPC 2.0' });
     }
@@ -330,6 +331,7 @@ export class RemoteRpc {
       if (frame?.jsonrpc === '2.0' && frame.error !== undefined) {
         throw failureFromRpcError(dialect.decodeError(frame.error));
       }
+      if (!ok) throw httpRefusal(response.status, frame);
       throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
         detail: ok ? 'the remote did not answer with an event stream' : `the remote answered HTTP ${response.status}`,
       });
@@ -390,6 +392,27 @@ function checkResponseHead(response: Pick<GuardedResponse, 'status' | 'headers'>
   if (encoding !== '' && encoding !== 'identity') {
     throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
   }
+}
+
+/** The most of a remote's refusal text passed on (it is the remote's words: framed, never trusted). */
+const MAX_REFUSAL_CHARS = 500;
+
+/**
+ * A refusal answered before JSON-RPC (an HTTP status with a `google.rpc.Status`-style body, as
+ * another Airlock's gate answers a relay loop): `remote_error`, with the remote's own message as
+ * `remoteText` (framed and redacted where results are made), cut to a bound.
+ */
+function httpRefusal(status: number, body: Record<string, unknown> | undefined): CallFailure {
+  const error = body?.error;
+  const message =
+    error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string'
+      ? (error as { message: string }).message
+      : undefined;
+  return new CallFailure('remote_error', {
+    detail: `the remote refused the call (HTTP ${status}${status === 508 ? ', a relay loop' : ''})`,
+    ...(message !== undefined &&
+      message.length > 0 && { remoteText: `HTTP ${status}: ${message.slice(0, MAX_REFUSAL_CHARS)}` }),
+  });
 }
 
 /** A capped non-SSE body read whole, as a JSON-RPC frame when it is one. */

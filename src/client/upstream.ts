@@ -44,7 +44,8 @@ import {
   type RemoteEndpoint,
 } from './remote.js';
 import { ERROR_MESSAGES, type CallErrorType } from './result.js';
-import { createOutboundTransport } from './outbound-transport.js';
+import { createOutboundTransport, processInstanceId, withHopHeader } from './outbound-transport.js';
+import { formatHopChain, HOP_HEADER } from '../protocol/headers.js';
 import { cardResolverFrom, type OutboundLog } from './wiring.js';
 
 /** A best-effort cancel must not hold a turn long after it ended. */
@@ -69,6 +70,8 @@ export interface UpstreamConnectorSetup {
   log?: OutboundLog;
   /** For tests: replaces DNS in the guarded transport. */
   resolve?: GuardedClientSettings['resolve'];
+  /** The gateway's instance id (`server.instanceId`): card fetches and polls carry it as their hop chain. Default: this process's. */
+  instanceId?: string;
 }
 
 /**
@@ -112,10 +115,14 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
   if (setup.resolve !== undefined) settings.resolve = setup.resolve;
   const log: OutboundLog = setup.log ?? (() => undefined);
   const pinsPath = resolve(setup.pinsPath);
-  // Card fetches and calls alike carry the hop header: the transport sets it.
-  const transport: NetClient = createOutboundTransport(settings);
-  const cards = cardResolverFrom(new CardTrust({ client: transport, pins: new PinStore(pinsPath), log }));
-  const rpc = new RemoteRpc(transport);
+  // Card fetches, polls and cancels carry this gateway's id as their hop chain; a turn's send and
+  // stream carry the chain its inbound request came with (channelTo). No request goes without.
+  const instanceId = setup.instanceId ?? processInstanceId();
+  const transport: NetClient = createOutboundTransport(settings, null);
+  const ownHop = withHopHeader(transport, instanceId);
+  const cards = cardResolverFrom(new CardTrust({ client: ownHop, pins: new PinStore(pinsPath), log }));
+  const rpc = new RemoteRpc(ownHop);
+  const relayRpc = new RemoteRpc(transport);
 
   const entryOf = (name: string): RegistryEntry => {
     const entry = registry.find(name);
@@ -132,7 +139,7 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
     registry,
     registryPath,
     pinsPath,
-    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, log }),
+    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, relayRpc, instanceId, log }),
     assertUpstream(name) {
       entryOf(name);
     },
@@ -147,8 +154,18 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
 /** What every agent of one connector shares. */
 interface Shared {
   readonly cards: CardResolver;
+  /** Over the transport that adds this gateway's own hop chain. */
   readonly rpc: RemoteRpc;
+  /** Over the bare transport: each request names its own hop chain (a turn's `via`). */
+  readonly relayRpc: RemoteRpc;
+  readonly instanceId: string;
   readonly log: OutboundLog;
+}
+
+/** The endpoint with the hop chain of `request` (the turn's, else this gateway's own id). */
+function viaEndpoint(endpoint: RemoteEndpoint, request: UpstreamRequest, shared: Shared): RemoteEndpoint {
+  const chain = request.via !== undefined && request.via.length > 0 ? request.via : [shared.instanceId];
+  return { ...endpoint, headers: { ...endpoint.headers, [HOP_HEADER]: formatHopChain(chain) } };
 }
 
 function upstreamAgent(entry: RegistryEntry, shared: Shared): UpstreamAgent {
@@ -180,9 +197,10 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
       // may answer a non-blocking follow-up with the task as it stood (still input-required).
       const followUp = request.taskId !== undefined;
       const params = sendParams(endpoint, request, { returnImmediately: !followUp });
-      const target = followUp ? withTotalTimeout(endpoint, request.timeoutMs) : endpoint;
+      const routed = viaEndpoint(endpoint, request, shared);
+      const target = followUp ? withTotalTimeout(routed, request.timeoutMs) : routed;
       try {
-        return await rpc.call(
+        return await shared.relayRpc.call(
           target,
           { method: 'send', params },
           (result) => endpoint.dialect.decodeSendResult(result),
@@ -201,7 +219,10 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
       request.signal.addEventListener('abort', onAbort, { once: true });
       if (request.signal.aborted) abort.abort();
       try {
-        const events = await rpc.openStream(endpoint, params, { totalMs: request.timeoutMs, signal: abort.signal });
+        const events = await shared.relayRpc.openStream(viaEndpoint(endpoint, request, shared), params, {
+          totalMs: request.timeoutMs,
+          signal: abort.signal,
+        });
         yield* events;
       } catch (error) {
         throw upstreamError(error, entry, log);

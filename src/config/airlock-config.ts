@@ -107,6 +107,8 @@ export interface AirlockConfig {
     rest: boolean;
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
+    /** This gateway's id in relayed calls' hop chains; absent: the process's own (random). */
+    instanceId?: string;
   };
   /** Retention defaults applied; `DATABASE_URL` and `--data` are weighed at serve time (resolveTaskStoreSpec). */
   store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number };

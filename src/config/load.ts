@@ -15,6 +15,7 @@ import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
 import { resolveApprovals, resolveClients } from './access.js';
 import type { AirlockConfig } from './airlock-config.js';
+import { checkBind } from './bind.js';
 import { firstSchemaProblem, pointerToKey } from './check.js';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
@@ -47,6 +48,7 @@ export type {
 } from './airlock-config.js';
 export { DEFAULT_JWKS_REFRESH_SECONDS } from './airlock-config.js';
 export { pointerToKey } from './check.js';
+export { checkBind, isLoopbackBind } from './bind.js';
 
 const validator = Compile(ConfigSchema);
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -117,6 +119,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   if (toolsProblem !== undefined) throw new ConfigError(toolsProblem.key, toolsProblem.problem);
   checkUpstreams(raw);
   checkTrustedProxies(server.trustedProxies);
+  checkBind(server);
   const clients = resolveClients(raw, env);
   const approvals = resolveApprovals(raw, clients, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
@@ -137,6 +140,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       bodyTimeoutMs: server.bodyTimeoutMs,
       ...(server.publicUrl !== undefined && { publicUrl: server.publicUrl.replace(/\/+$/, '') }),
       ...(server.defaultAgent !== undefined && { defaultAgent: server.defaultAgent }),
+      ...(server.instanceId !== undefined && { instanceId: server.instanceId }),
     },
     store,
     replicas: raw.replicas,
@@ -272,7 +276,7 @@ function checkAgents(agents: AgentConfig[], defaultAgent: string | undefined): v
 }
 
 function firstSchemaError(value: unknown): ConfigError {
-  const problem = firstSchemaProblem(validator, value);
+  const problem = firstSchemaProblem(validator, value, { schema: ConfigSchema });
   if (problem === undefined) return new ConfigError('', 'invalid configuration');
   return new ConfigError(pointerToKey(problem.pointer), problem.problem);
 }

@@ -215,6 +215,11 @@ const Server = Type.Object(
     maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
     /** Callers from addresses other than loopback get 403 unless this is on. */
     allowNonLoopback: Type.Boolean({ default: false }),
+    /**
+     * This gateway's id in the hop chain of relayed calls (loop detection). Random per process
+     * by default; give the replicas of one deployment the same one.
+     */
+    instanceId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{8,64}$' })),
     /** Proxies (IPs or CIDRs) whose `X-Forwarded-For` is believed; nobody's by default. */
     trustedProxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 256, default: [] }),
     /**
@@ -295,6 +300,8 @@ const Limits = Type.Object(
     requestsPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 600 }),
     /** Failed authentications per address per minute before that address gets 429 for the rest of the minute. */
     authFailuresPerMinute: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+    /** Gateways a relayed request may have passed (its hop chain) before this one refuses it. */
+    maxHops: Type.Integer({ minimum: 1, maximum: 16, default: 4 }),
     /** Deepest JSON nesting accepted in a request body (arrays and objects). */
     maxJsonDepth: Type.Integer({ minimum: 4, maximum: 256, default: 32 }),
     /** Parts in one inbound message. */

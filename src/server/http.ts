@@ -39,6 +39,7 @@ import { openApprovals } from './approvals/wiring.js';
 import { Authenticator } from './auth/index.js';
 import { CardCache, cardBaseUrl, hostForUrl } from './cards.js';
 import { parseTrustedProxies } from './gate/client-address.js';
+import { processInstanceId } from '../client/outbound-transport.js';
 import { InboundAudit, openAuditSinks } from './inbound-audit.js';
 import { AuthFailureLimiter, RateLimiter, type AuthFailureLockout, type RequestRateLimit } from './limits/index.js';
 import type { SharedLimits } from './limits/shared/index.js';
@@ -220,6 +221,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       trustedProxies: parseTrustedProxies(config.server.trustedProxies),
       allowNonLoopback: config.server.allowNonLoopback,
       audit,
+      instanceId: config.server.instanceId ?? processInstanceId(),
+      maxHops: config.limits.maxHops,
     }),
     origin: createOriginStep({ allowedOrigins: config.server.allowedOrigins, audit }),
     documents: createDocumentRoutes({ config, cards, admitCaller, port: () => port }),

@@ -34,13 +34,14 @@ export interface Upstreams {
  */
 export function createUpstreams(
   setup: { registry: string; pins: string },
-  options: { logger: Logger; env?: NodeJS.ProcessEnv },
+  options: { logger: Logger; env?: NodeJS.ProcessEnv; instanceId?: string },
 ): Upstreams {
   const { logger } = options;
   const connector = createUpstreamConnector({
     registryPath: setup.registry,
     pinsPath: setup.pins,
     ...(options.env !== undefined && { env: options.env }),
+    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
     log: (event, fields) => {
       // Pin drift and relay failures need a person's attention; the rest is routine.
       const record = { event, ...fields };

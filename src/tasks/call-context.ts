@@ -22,4 +22,9 @@ export interface CallContext {
    * subject names the delegating user of a delegated principal (who approves its actions).
    */
   caller?: { clientId: string; kind: 'client' | 'service' | 'delegated'; subject?: string };
+  /**
+   * The Airlock gateways the request passed, this one last (its hop chain): what a relay of
+   * this turn sends on. Absent in library use.
+   */
+  via?: readonly string[];
 }

@@ -52,9 +52,16 @@ export async function startGateway(
     env?: Record<string, string>;
     /** Backends written in code, by agent slug (createGateway's `backends`). */
     backends?: Readonly<Record<string, AgentBackend>>;
+    /**
+     * Server settings laid over the loaded config, past the loader's checks (as a library
+     * caller may build its config): e.g. a non-loopback `host` without `allowNonLoopback`,
+     * which `parseConfig` refuses, to test the gate behind it.
+     */
+    server?: Partial<AirlockConfig['server']>;
   } = {},
 ): Promise<TestGateway> {
   const config = parseConfig(yaml, { TOKEN_A, TOKEN_B, TOKEN_C, ...options.env });
+  if (options.server !== undefined) Object.assign(config.server, options.server);
   const gateway = createGateway(config, {
     logger: silentLogger,
     ...(options.auditSink !== undefined && { auditSink: options.auditSink }),

@@ -102,6 +102,8 @@ export interface UpstreamRequest {
    * little grace, since the backend's own deadline is meant to end it first.
    */
   readonly timeoutMs: number;
+  /** The hop chain to send (the turn's `via`); absent: this gateway's own id only. */
+  readonly via?: readonly string[];
 }
 
 /**

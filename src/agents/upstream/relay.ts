@@ -302,6 +302,7 @@ class TurnRelay {
       ...(this.#contextId !== undefined && { contextId: this.#contextId }),
       signal: this.#signal,
       timeoutMs: Math.max(1, this.#deadlineAt - this.#now()) + TRANSPORT_GRACE_MS,
+      ...(this.#turn.via !== undefined && { via: this.#turn.via }),
     };
   }
 

@@ -17,12 +17,17 @@ function exchange(remoteAddress: string, headers: Record<string, string> = {}) {
   return { req, res, sent };
 }
 
+const SELF = 'gw-self-0001';
+const PEER = 'gw-peer-0002';
+
 function gateWith(allowNonLoopback: boolean, trusted: string[] = []) {
   const rows: string[] = [];
   const gate = createNetworkGate({
     trustedProxies: parseTrustedProxies(trusted),
     allowNonLoopback,
     audit: { forbidden: (reason: string) => rows.push(reason) },
+    instanceId: SELF,
+    maxHops: 3,
   });
   return { gate, rows };
 }
@@ -47,12 +52,47 @@ describe('network gate', () => {
     assert.equal(open !== REFUSED && open.fromLoopback, false);
   });
 
-  it('refuses a request relayed by an Airlock gateway (loop protection)', () => {
+  it('serves a peer gateway’s call, and hands its relays the chain with this gateway added', () => {
     const { gate, rows } = gateWith(false);
-    const { req, res, sent } = exchange('127.0.0.1', { [HOP_HEADER]: '1' });
+    const plain = gate(exchange('127.0.0.1').req, exchange('127.0.0.1').res);
+    assert.deepEqual(plain !== REFUSED && plain.via, [SELF], 'a request from no gateway: this one only');
+    const { req, res } = exchange('127.0.0.1', { [HOP_HEADER]: `${PEER}` });
+    const arrival = gate(req, res);
+    assert.deepEqual(arrival !== REFUSED && arrival.via, [PEER, SELF]);
+    assert.deepEqual(rows, []);
+  });
+
+  it('refuses a relay loop (its own id in the chain): 508, saying so, audited', () => {
+    const { gate, rows } = gateWith(false);
+    const { req, res, sent } = exchange('127.0.0.1', { [HOP_HEADER]: `${SELF}, ${PEER}` });
     assert.equal(gate(req, res), REFUSED);
-    assert.equal(sent.status, 403);
-    assert.deepEqual(rows, ['hop_refused']);
+    assert.equal(sent.status, 508);
+    assert.match(sent.body, /relay loop/);
+    assert.deepEqual(rows, ['relay_loop']);
+  });
+
+  it('refuses a chain as long as limits.maxHops, naming the setting', () => {
+    const { gate, rows } = gateWith(false);
+    const { req, res, sent } = exchange('127.0.0.1', { [HOP_HEADER]: 'gw-a-00001, gw-b-00002, gw-c-00003' });
+    assert.equal(gate(req, res), REFUSED);
+    assert.equal(sent.status, 508);
+    assert.match(sent.body, /limits\.maxHops is 3/);
+    assert.deepEqual(rows, ['too_many_hops']);
+    const under = gate(
+      exchange('127.0.0.1', { [HOP_HEADER]: 'gw-a-00001, gw-b-00002' }).req,
+      exchange('127.0.0.1').res,
+    );
+    assert.notEqual(under, REFUSED);
+  });
+
+  it('refuses a malformed hop header (the old bare "1", junk, too many entries): 400', () => {
+    for (const value of ['1', 'not an id!', Array.from({ length: 17 }, (_, i) => `gw-x-${1000 + i}`).join(',')]) {
+      const { gate, rows } = gateWith(false);
+      const { req, res, sent } = exchange('127.0.0.1', { [HOP_HEADER]: value });
+      assert.equal(gate(req, res), REFUSED, value);
+      assert.equal(sent.status, 400);
+      assert.deepEqual(rows, ['hop_refused']);
+    }
   });
 
   it('judges the forwarded address behind a trusted proxy', () => {

@@ -1,7 +1,8 @@
 /**
  * The network gate, the first step of every request: no route, card or credential check is
- * reached from outside loopback unless the operator allowed it, and a request relayed by an
- * Airlock gateway is refused (loop protection).
+ * reached from outside loopback unless the operator allowed it, and a request relayed through
+ * Airlock gateways is refused when its hop chain holds this gateway (a loop) or is as long as
+ * `limits.maxHops`; a peer gateway's call is served (see `protocol/headers.ts`).
  *
  * @example
  * ```ts
@@ -11,7 +12,7 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HOP_HEADER } from '../../protocol/headers.js';
+import { HOP_HEADER, parseHopChain } from '../../protocol/headers.js';
 import { clientAddressOf, isLoopbackPeer } from '../gate/client-address.js';
 import type { InboundAudit } from '../inbound-audit.js';
 import { headerOf, refuse } from '../respond/response.js';
@@ -31,6 +32,10 @@ export interface NetworkGateOptions {
   trustedProxies: Parameters<typeof clientAddressOf>[2];
   allowNonLoopback: boolean;
   audit: Pick<InboundAudit, 'forbidden'>;
+  /** This gateway's id in hop chains. */
+  instanceId: string;
+  /** `limits.maxHops`: a chain this long (or longer) is refused. */
+  maxHops: number;
 }
 
 /**
@@ -44,7 +49,9 @@ export interface NetworkGateOptions {
 export function createNetworkGate(
   options: NetworkGateOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Arrival | Refused {
-  const { trustedProxies, allowNonLoopback, audit } = options;
+  const { trustedProxies, allowNonLoopback, audit, instanceId, maxHops } = options;
+  // A request that passed no gateway yet: its relays send this chain on (shared, never copied).
+  const ownChain: readonly string[] = Object.freeze([instanceId]);
   return (req, res) => {
     const peer = req.socket.remoteAddress;
     const remote =
@@ -55,11 +62,34 @@ export function createNetworkGate(
       refuse(res, 403, 'PERMISSION_DENIED', 'Callers from outside this machine are not admitted');
       return REFUSED;
     }
-    if (req.headers[HOP_HEADER] !== undefined) {
+    const header = req.headers[HOP_HEADER];
+    if (header === undefined) return { req, res, remote, fromLoopback, via: ownChain };
+    const chain = parseHopChain(header);
+    if (chain === undefined) {
       audit.forbidden('hop_refused', undefined, remote);
-      refuse(res, 403, 'PERMISSION_DENIED', 'Requests relayed by an Airlock gateway are refused (loop protection)');
+      refuse(res, 400, 'INVALID_ARGUMENT', `The ${HOP_HEADER} header is not a list of Airlock instance ids`);
       return REFUSED;
     }
-    return { req, res, remote, fromLoopback };
+    if (chain.includes(instanceId)) {
+      audit.forbidden('relay_loop', undefined, remote);
+      refuse(
+        res,
+        508,
+        'ABORTED',
+        `Refused: a relay loop (this request already passed this gateway, ${instanceId}; gateways passed: ${chain.join(' → ')})`,
+      );
+      return REFUSED;
+    }
+    if (chain.length >= maxHops) {
+      audit.forbidden('too_many_hops', undefined, remote);
+      refuse(
+        res,
+        508,
+        'ABORTED',
+        `Refused: this request passed ${chain.length} Airlock gateways already (limits.maxHops is ${maxHops})`,
+      );
+      return REFUSED;
+    }
+    return { req, res, remote, fromLoopback, via: [...chain, instanceId] };
   };
 }

@@ -24,6 +24,8 @@ export interface Arrival {
   readonly res: ServerResponse;
   readonly remote: string | undefined;
   readonly fromLoopback: boolean;
+  /** The gateways the request passed, this one last: the hop chain a relay of it sends on. */
+  readonly via: readonly string[];
 }
 
 /**
@@ -77,6 +79,7 @@ export function forAgent(arrival: Arrival, agent: PublishedAgent): AgentInbound 
     res: arrival.res,
     remote: arrival.remote,
     fromLoopback: arrival.fromLoopback,
+    via: arrival.via,
     agent,
     now: 0,
     principal: undefined,

@@ -212,6 +212,7 @@ const LIMITS = {
   maxMetadataDepth: 8,
   maxHistoryMessages: 100,
   maxTaskOutputBytes: 1024 * 1024,
+  maxHops: 4,
 };
 
 describe('runAsk', () => {

@@ -97,7 +97,13 @@ export function createAskRoute(options: AskRouteOptions): (inbound: AgentInbound
       // No length cap here: the turn steps apply maxInputChars, and audit the refusal.
       const message = askMessage(parseAskRequest(parsed));
       const turn: TurnCandidate = {
-        ctx: { principalKey: principal.key, agentSlug: agent.config.slug, backend: agent.backend, caller: principal },
+        ctx: {
+          principalKey: principal.key,
+          agentSlug: agent.config.slug,
+          backend: agent.backend,
+          caller: principal,
+          via: admitted.via,
+        },
         message,
         refuseTurn: (error) => sendAskError(res, askErrorResponse(error)),
         text: '',

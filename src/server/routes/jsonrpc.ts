@@ -124,6 +124,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
           backend: agent.backend,
           // The principal itself: it carries clientId and kind, and is built once per client.
           caller: principal,
+          via: admitted.via,
         },
         message: turnMessageOf(request),
         refuseTurn: (error) => void write(res, failed(error)),

@@ -175,6 +175,7 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     deniedAction?: DeniedAction;
     personAnswer?: PersonAnswer;
     tools?: TurnToolbox;
+    via?: readonly string[];
   };
   if (grant?.tools !== undefined) {
     const approved = live.approvedAction;
@@ -186,6 +187,7 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     });
     if (tools !== undefined) extra.tools = tools;
   }
+  if (ctx.via !== undefined) extra.via = ctx.via;
   if (live.approvedAction !== undefined) extra.approvedAction = live.approvedAction;
   if (live.deniedAction !== undefined) extra.deniedAction = live.deniedAction;
   if (live.personAnswer !== undefined) extra.personAnswer = live.personAnswer;
