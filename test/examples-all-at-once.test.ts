@@ -1,0 +1,134 @@
+/**
+ * Every example at once (issue 19): `airlock serve` for each file of examples/ started side by
+ * side from one folder, as a person trying them would (state under `.airlock/`), each on the port
+ * it ships with. Each serves (its card, and a 401 for a call without a token, which is an audit
+ * row), and after they stop each audit file verifies: no two wrote one file or fought for a port.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+
+const TSX = ['--import', import.meta.resolve('tsx'), resolve('src/cli/main.ts')];
+
+interface Example {
+  readonly name: string;
+  readonly slug: string;
+  readonly audit: string | undefined;
+}
+
+const examples: Example[] = readdirSync('examples')
+  .filter((name) => name.endsWith('.yaml') && !name.endsWith('.registry.yaml') && name !== 'registry.yaml')
+  .map((name) => {
+    const config = parse(readFileSync(join('examples', name), 'utf8')) as {
+      agents: { slug: string }[];
+      audit?: { file?: string };
+    };
+    return { name, slug: config.agents[0]!.slug, audit: config.audit?.file };
+  });
+
+interface Running {
+  readonly example: Example;
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `airlock serve` for one example in `cwd` and resolves once it listens. */
+function serve(cwd: string, example: Example): Promise<Running> {
+  const child = spawn(
+    process.execPath,
+    [...TSX, 'serve', '--config', join('examples', example.name), '--log-level', 'silent'],
+    {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, AIRLOCK_DEMO_TOKEN: '', AIRLOCK_ALICE_TOKEN: '' },
+    },
+  );
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolveRunning, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${example.name}: not listening after 30 s: ${stderr}`)), 30_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /^airlock listening on (\S+)$/.exec(line);
+      if (match === null) return;
+      clearTimeout(timer);
+      resolveRunning({ example, child, url: match[1]!, exited });
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${example.name}: serve exited (${code}) before listening: ${stderr}`));
+    });
+  });
+}
+
+describe('every example at once, from one folder', () => {
+  let dir: string;
+  const running: Running[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'airlock-examples-'));
+    // The examples name files relative to the repository (modules, programs, the MCP server).
+    symlinkSync(resolve('examples'), join(dir, 'examples'));
+    symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+    mkdirSync(join(dir, '.airlock', 'tools', 'sandbox'), { recursive: true });
+    for (const started of await Promise.allSettled(examples.map((example) => serve(dir, example)))) {
+      if (started.status === 'fulfilled') running.push(started.value);
+      else throw started.reason;
+    }
+  });
+  after(async () => {
+    for (const { child, exited } of running) {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'each serves on its own port: its card, and a call without a token (an audit row)',
+    { timeout: 60_000 },
+    async () => {
+      assert.equal(running.length, examples.length);
+      assert.equal(new Set(running.map((run) => run.url)).size, running.length, 'one port each');
+      for (const { example, url } of running) {
+        const card = await fetch(`${url}/a2a/${example.slug}/.well-known/agent-card.json`);
+        assert.equal(card.status, 200, `${example.name}: card`);
+        await card.arrayBuffer();
+        const call = await fetch(`${url}/a2a/${example.slug}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}',
+        });
+        // 401 (audited auth_failed), or for an anonymousLoopback agent (tck) an answer (audited as a call).
+        assert.ok(
+          call.status === 401 || call.status === 200,
+          `${example.name}: a call without a token: ${call.status}`,
+        );
+        await call.arrayBuffer();
+      }
+    },
+  );
+
+  it('after they stop, each audit file verifies', { timeout: 60_000 }, async () => {
+    for (const { child, exited } of running) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const audited = running.filter((run) => run.example.audit !== undefined);
+    assert.ok(audited.length >= 6, `${audited.length} examples keep an audit file`);
+    for (const { example } of audited) {
+      const verified = spawnSync(process.execPath, [...TSX, 'audit', 'verify', example.audit!], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      assert.equal(verified.status, 0, `${example.name}: ${verified.stdout}${verified.stderr}`);
+      assert.match(verified.stdout, /^ok: \d+ rows\n$/, example.name);
+    }
+  });
+});
