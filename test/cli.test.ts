@@ -18,6 +18,7 @@ import {
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { createServer as createNetServer } from 'node:net';
 
 const MAIN = resolve('src/cli/main.ts');
 // The children run in temporary folders, so tsx is named by its resolved location.
@@ -160,6 +161,53 @@ describe('airlock serve and airlock call', () => {
     const old = await v03.sendMessage(request('old dialect'));
     assert.ok('status' in old);
     assert.equal(old.status?.state, TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('airlock call --stream: the reply alone on stdout, each status on its own stderr line', () => {
+    const token = readFileSync(join(dir, '.airlock', 'demo-token'), 'utf8').trim();
+    const asked = airlock(['call', `${url}/a2a/writer`, 'ask me', '--stream'], {
+      cwd: dir,
+      env: { AIRLOCK_TOKEN: token },
+    });
+    assert.equal(asked.status, 3, asked.stderr);
+    assert.equal(asked.stdout, '', 'a question is no reply');
+    const lines = asked.stderr.trimEnd().split('\n');
+    assert.match(lines.at(-2) ?? '', /^\[input-required\] .+\?$/, asked.stderr);
+    assert.match(lines.at(-1) ?? '', /^task \S+ input-required \(context \S+\)$/);
+    const taskId = /task (\S+) input-required/.exec(asked.stderr)![1]!;
+    const answered = airlock(['call', `${url}/a2a/writer`, 'lighthouses', '--task', taskId, '--stream'], {
+      cwd: dir,
+      env: { AIRLOCK_TOKEN: token },
+    });
+    assert.equal(answered.status, 0, answered.stderr);
+    assert.match(answered.stdout, /lighthouses/);
+    assert.doesNotMatch(answered.stdout, /\[(working|completed)\]/, 'no status runs into the reply');
+    assert.match(answered.stderr, /^\[completed\]$/m);
+  });
+
+  it('airlock call to a base URL, or to nothing, says so in one line', async () => {
+    const base = airlock(['call', url, 'hi'], { cwd: dir, env: { AIRLOCK_TOKEN: 'x'.repeat(40) } });
+    assert.equal(base.status, 1);
+    assert.equal(
+      base.stderr,
+      `airlock: ${url}/ is not an agent endpoint (HTTP 404); did you mean ${url}/a2a/<agent>? (the agents are listed in the gateway's banner)\n`,
+    );
+    // A port that was free a moment ago: nothing listens there.
+    const free = await new Promise<number>((done) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const port = (probe.address() as { port: number }).port;
+        probe.close(() => done(port));
+      });
+    });
+    const nothing = airlock(['call', `http://127.0.0.1:${free}/a2a/echo`, 'hi'], {
+      cwd: dir,
+      env: { AIRLOCK_TOKEN: 'x' },
+    });
+    assert.equal(nothing.status, 1);
+    assert.equal(
+      nothing.stderr,
+      `airlock: nothing is listening at http://127.0.0.1:${free} (is the gateway running?)\n`,
+    );
   });
 
   it('airlock call without a token exits 1 with a one-line reason', () => {

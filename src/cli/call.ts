@@ -4,6 +4,11 @@
  * it never sits in the process list. (Agents reach remote agents through the registry-bound
  * outbound client instead, never by URL.)
  *
+ * Output: the reply text alone on stdout (streamed as it is written with `--stream`); progress
+ * (each status the agent reports, one line each) and the task line on stderr. A failure is one
+ * line: nothing listening at the URL, a URL that is not an agent endpoint, an HTTP status with
+ * the server's own message.
+ *
  * @example
  * ```sh
  * AIRLOCK_TOKEN=$(cat .airlock/demo-token) airlock call http://127.0.0.1:41241/a2a/writer "the sea" --stream
@@ -45,29 +50,45 @@ export async function call(options: CallOptions): Promise<number> {
     accept: options.stream ? 'text/event-stream' : 'application/json',
   };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers,
-    redirect: 'error',
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...request }),
-  });
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers,
+      redirect: 'error',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...request }),
+    });
+  } catch (error) {
+    throw new Error(unreachable(url, error), { cause: error });
+  }
   if (response.status === 401) throw new Error('401 unauthorized: set AIRLOCK_TOKEN to a client token');
   if (response.status === 403) throw new Error('403 forbidden: this client may not call this agent');
+  if (response.status === 404 || response.status === 405) {
+    await response.arrayBuffer();
+    throw new Error(
+      `${url.href} is not an agent endpoint (HTTP ${response.status}); did you mean ${url.origin}/a2a/<agent>? (the agents are listed in the gateway's banner)`,
+    );
+  }
+  if (response.status >= 400 && !(response.headers.get('content-type') ?? '').includes('json')) {
+    await response.arrayBuffer();
+    throw new Error(`HTTP ${response.status} from ${url.href}`);
+  }
   const contentType = response.headers.get('content-type') ?? '';
   let task: Task | undefined;
   let reply: Message | undefined;
+  const progress = { wroteReply: false };
   if (contentType.startsWith('text/event-stream') && response.body !== null) {
     for await (const event of readSseEvents(response.body)) {
-      const frame = parseFrame(event.data);
+      const frame = parseFrame(event.data, response.status);
       const update = v10.decodeStreamEvent(frame);
-      if (!options.json) printProgress(update);
+      if (!options.json) printProgress(update, progress);
       if (update.kind === 'task') task = update.task;
       if (update.kind === 'message') reply = update.message;
       if (update.kind === 'status-update' && task !== undefined) task = { ...task, status: update.status };
     }
-    if (!options.json) process.stdout.write('\n');
+    if (!options.json && progress.wroteReply) process.stdout.write('\n');
   } else {
-    const result = v10.decodeSendResult(parseFrame(await response.text()));
+    const result = v10.decodeSendResult(parseFrame(await response.text(), response.status));
     if (result.kind === 'task') task = result.task;
     else reply = result.message;
     if (!options.json) process.stdout.write(`${replyText(task, reply)}\n`);
@@ -81,14 +102,19 @@ export async function call(options: CallOptions): Promise<number> {
   return 0;
 }
 
-function parseFrame(text: string): unknown {
+function parseFrame(text: string, status: number): unknown {
   let frame: unknown;
   try {
     frame = JSON.parse(text);
   } catch {
-    throw new Error('the endpoint did not answer JSON');
+    throw new Error(status >= 400 ? `HTTP ${status}, and not JSON` : 'the endpoint did not answer JSON');
   }
-  const record = frame as { result?: unknown; error?: unknown };
+  const record = frame as { jsonrpc?: unknown; result?: unknown; error?: unknown };
+  if (record.jsonrpc !== '2.0') {
+    // An HTTP refusal before JSON-RPC (google.rpc.Status-style): its own message, one line.
+    const message = (record.error as { message?: unknown } | undefined)?.message;
+    throw new Error(`HTTP ${status}${typeof message === 'string' ? `: ${oneLine(message)}` : ''}`);
+  }
   if (record.error !== undefined) {
     const error = v10.decodeError(record.error);
     throw new Error(`${error.rpcCode} ${error.message}`);
@@ -97,13 +123,35 @@ function parseFrame(text: string): unknown {
   return record.result;
 }
 
-function printProgress(event: StreamEvent): void {
-  if (event.kind === 'artifact-update') process.stdout.write(textOf(event.artifact.parts));
-  if (event.kind === 'message') process.stdout.write(textOf(event.message.parts));
-  if (event.kind === 'status-update' && event.status.message !== undefined) {
-    const text = textOf(event.status.message.parts);
-    if (text.length > 0) process.stdout.write(`\n${text}`);
+/** Reply text to stdout as it comes; each status the agent reports to stderr, one line each. */
+function printProgress(event: StreamEvent, progress: { wroteReply: boolean }): void {
+  const reply =
+    event.kind === 'artifact-update'
+      ? textOf(event.artifact.parts)
+      : event.kind === 'message'
+        ? textOf(event.message.parts)
+        : '';
+  if (reply.length > 0) {
+    process.stdout.write(reply);
+    progress.wroteReply = true;
   }
+  if (event.kind === 'status-update') {
+    const text = event.status.message === undefined ? '' : oneLine(textOf(event.status.message.parts));
+    process.stderr.write(`[${event.status.state}]${text.length > 0 ? ` ${text}` : ''}\n`);
+  }
+}
+
+/** Why nothing answered at `url`, in one line. */
+function unreachable(url: URL, error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  if (code === 'ECONNREFUSED') return `nothing is listening at ${url.origin} (is the gateway running?)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `${url.hostname} does not resolve`;
+  return `could not reach ${url.origin}${code !== undefined ? ` (${code})` : ''}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
 }
 
 function replyText(task: Task | undefined, reply: Message | undefined): string {
