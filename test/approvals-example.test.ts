@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { approvalsDecideCommand, approvalsListCommand } from '../src/cli/approvals.js';
+import { banner } from '../src/cli/serve.js';
 import { parseConfig } from '../src/config/load.js';
 import { prepareBackends, type PreparedBackends } from '../src/server/backends.js';
 import { silentLogger } from '../src/server/log.js';
@@ -67,4 +68,32 @@ describe('examples/approvals.yaml', () => {
       assert.equal(done.status.message.parts[0].text, 'Deployed web (approved by person:alice).');
     },
   );
+});
+
+describe('the banner tells people where the approvals are and where their token is', () => {
+  it('prints the console URL and, per person, where the token comes from (never the token)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-banner-'));
+    try {
+      const shipped = await readFile('examples/approvals.yaml', 'utf8');
+      const fromEnv = parseConfig(shipped, { AIRLOCK_DEMO_TOKEN: DEMO, AIRLOCK_ALICE_TOKEN: ALICE });
+      const text = banner(fromEnv, 'http://127.0.0.1:41245');
+      assert.match(
+        text,
+        /^approvals: the console at http:\/\/127\.0\.0\.1:41245\/console \(each person signs in with their own token\)$/m,
+      );
+      assert.match(text, /^ {2}person alice: token in \$AIRLOCK_ALICE_TOKEN$/m);
+      assert.ok(!text.includes(ALICE), 'the token itself is never printed');
+      const aliceFile = join(dir, 'alice-token');
+      const fromFile = parseConfig(shipped.replaceAll('.airlock/alice-token', aliceFile), { AIRLOCK_DEMO_TOKEN: DEMO });
+      assert.match(
+        banner(fromFile, 'http://127.0.0.1:41245'),
+        new RegExp(
+          `^ {2}person alice: token generated into ${aliceFile.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`,
+          'm',
+        ),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -249,6 +249,24 @@ export function banner(config: AirlockConfig, url: string, store?: string): stri
       );
     }
   }
+  if (config.approvals !== undefined) {
+    lines.push(
+      config.approvals.console
+        ? `approvals: the console at ${publicBase}/console (each person signs in with their own token)`
+        : `approvals: ${publicBase}/approvals (or npx airlock approvals list --url ${publicBase})`,
+    );
+    for (const person of config.approvals.people) {
+      const origin = person.tokenOrigin;
+      if (origin === undefined) continue;
+      const where =
+        origin.kind === 'file'
+          ? `${origin.generated ? 'generated into' : 'in'} ${origin.path}`
+          : origin.kind === 'env'
+            ? `in $${origin.name}`
+            : 'written in the config file';
+      lines.push(`  person ${person.id}: token ${where}`);
+    }
+  }
   if (config.audit.file !== undefined) {
     lines.push(`audit log: ${config.audit.file}  (check it with: npx airlock audit verify ${config.audit.file})`);
   }

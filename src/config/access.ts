@@ -96,7 +96,7 @@ export function resolveApprovals(
     }
     if (digests.has(hex)) throw new ConfigError(`${key}.token`, `two people share a token; give each their own`);
     digests.add(hex);
-    return { id: person.id, tokenDigest: digest };
+    return { id: person.id, tokenDigest: digest, tokenOrigin: token.origin };
   });
   raw.clients.forEach((client, index) => {
     if (client.owner !== undefined && !ids.has(client.owner)) {

@@ -43,6 +43,8 @@ export interface PersonEntry {
   id: string;
   /** SHA-256 of the person's own token. */
   tokenDigest: Buffer;
+  /** Where the token came from (the banner tells the person where to find it, never the token). */
+  tokenOrigin?: ClientEntry['tokenOrigin'];
 }
 
 /**
