@@ -131,6 +131,45 @@ describe('ApprovalService with the task service', () => {
     );
   });
 
+  it('a continuation over 256 KiB, or not JSON, is refused; a bounded one comes back as a copy on approval', async () => {
+    const rows: AuditEvent[] = [];
+    const gate = approvals(rows);
+    const service = new TaskService({ store: new MemoryTaskStore(), gate });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const continuation of ['x'.repeat(256 * 1024 + 1), cyclic]) {
+      const backend: AgentBackend = {
+        kind: 'keeps-too-much',
+        run: async function* () {
+          yield { type: 'propose-action', action: { tool: 'deploy', level: 'L4' }, continuation };
+        },
+      };
+      assert.equal(taskOf(await service.send(ctx(backend), send('x'))).status.state, 'failed');
+    }
+    assert.equal(rows.filter((row) => row.type === 'a2a.approval.refused').length, 2);
+
+    const kept = { transcript: ['one', 'two'] };
+    const seen: unknown[] = [];
+    const backend: AgentBackend = {
+      kind: 'keeps',
+      run: async function* (turn) {
+        if (turn.approvedAction !== undefined) {
+          seen.push(turn.approvedAction.continuation);
+          yield { type: 'completed' };
+          return;
+        }
+        yield { type: 'propose-action', action: { tool: 'deploy', level: 'L4' }, continuation: kept };
+      },
+    };
+    const parked = taskOf(await service.send(ctx(backend), send('x')));
+    kept.transcript.push('changed after the proposal');
+    const data = parked.status.message?.parts.find((part) => part.kind === 'data');
+    const actionId = (data as unknown as { data: { action_id: string } }).data.action_id;
+    await gate.decide(actionId, ALICE, 'approve');
+    taskOf(await service.send(ctx(backend), send('go', parked.id)));
+    assert.deepEqual(seen, [{ transcript: ['one', 'two'] }], 'what was proposed, not what the backend changed since');
+  });
+
   it('an approval that cannot be audited is not requested: the task fails instead of parking unaudited', async () => {
     const gate = approvals([], Date.now, (event) => {
       if (event.type === 'a2a.approval.requested') throw new Error('disk full');

@@ -161,6 +161,8 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     message: live.turnMessage ?? task.history[task.history.length - 1],
     task,
     resumed: resuming,
+    // Every inbound turn has a hop chain: a plain field of the literal, not a property added after.
+    via: ctx.via,
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
@@ -175,7 +177,6 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     deniedAction?: DeniedAction;
     personAnswer?: PersonAnswer;
     tools?: TurnToolbox;
-    via?: readonly string[];
   };
   if (grant?.tools !== undefined) {
     const approved = live.approvedAction;
@@ -187,7 +188,6 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     });
     if (tools !== undefined) extra.tools = tools;
   }
-  if (ctx.via !== undefined) extra.via = ctx.via;
   if (live.approvedAction !== undefined) extra.approvedAction = live.approvedAction;
   if (live.deniedAction !== undefined) extra.deniedAction = live.deniedAction;
   if (live.personAnswer !== undefined) extra.personAnswer = live.personAnswer;
