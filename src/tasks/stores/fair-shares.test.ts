@@ -69,6 +69,12 @@ describe('shareDecision', () => {
 });
 
 describe('ownerRangeOf', () => {
+  it('counts the tail in code points, as SQL substr does, so an astral principal keeps its own keys', () => {
+    // Found by the property below: with UTF-16 units, '😀' claimed the owner '😀@@a' (principal '😀@').
+    assert.equal(ownerRangeOf('😀').tail, 3);
+    assert.equal(ownerRangeOf('client:a').tail, 10);
+  });
+
   it('holds exactly the owner keys of its principal, bytewise (property)', () => {
     const part = fc.string({ unit: fc.constantFrom('a', 'b', '@', 'A', '?', 'é', '😀'), maxLength: 6 });
     const slug = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '-'), minLength: 1, maxLength: 4 });
@@ -85,6 +91,7 @@ describe('ownerRangeOf', () => {
             .includes('@');
         assert.equal(inRange, principalOfOwner(owner) === principal, `${principal} / ${owner}`);
       }),
+      { examples: [['😀', '😀@', 'a']] },
     );
   });
 });

@@ -316,7 +316,7 @@ export function isParked(state: TaskState): boolean {
  * an agent slug never holds `@` (see `principal.ts`), so every owner of `principal` sorts in
  * [`principal@`, `principalA`) (`A` follows `@`), and a key in that range belongs to it exactly
  * when nothing after `principal@` holds another `@` (`tail` is where that rest starts, 1-based,
- * for SQL's substr). Keys compare bytewise in both database stores (BINARY / "C").
+ * in characters — code points, as SQL's substr counts them in both engines, not UTF-16 units). Keys compare bytewise in both database stores (BINARY / "C").
  *
  * @example
  * ```ts
@@ -328,7 +328,13 @@ export function ownerRangeOf(principal: string): {
   readonly high: string;
   readonly tail: number;
 } {
-  return { low: `${principal}@`, high: `${principal}A`, tail: principal.length + 2 };
+  return { low: `${principal}@`, high: `${principal}A`, tail: codePointCount(principal) + 2 };
+}
+
+function codePointCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
 }
 
 function positiveInteger(storeName: string, name: string, value: number | undefined, fallback: number): number {
