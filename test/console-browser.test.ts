@@ -4,10 +4,15 @@
  * the person (`alice`) who signs in with her own token and approves the guarded action. The
  * page runs under the console's strict CSP; any CSP violation or script error fails the test.
  *
+ * The sign-in page says where each person's token is kept (never the token); an approval card
+ * names the task, agent and caller; an irreversible (L4) approval takes a second click.
+ *
  * Needs /usr/bin/chromium. Skipped (with the reason) only outside CI when it is missing.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Task } from '@a2a-js/sdk';
@@ -22,12 +27,17 @@ const ALICE_TOKEN = 'alice-person-token-for-console-0123456789abcd';
 const API_KEY = 'sk-live-console-test-0123456789abcdefghijkl';
 const SCREENSHOT = fileURLToPath(new URL('../test-artifacts/console-approval.png', import.meta.url));
 
+const TOKEN_DIR = mkdtempSync(join(tmpdir(), 'airlock-console-'));
+/** Bob's token is generated at load into this file: the sign-in page names the file. */
+const BOB_TOKEN_FILE = join(TOKEN_DIR, 'bob-token');
+
 const YAML = `
 server: { host: 127.0.0.1, port: 0 }
 approvals:
   console: true
   people:
-    - { id: alice, token: "\${ALICE_TOKEN}" }
+    - { id: alice, token: { env: ALICE_TOKEN } }
+    - { id: bob, token: { file: "${BOB_TOKEN_FILE}", generate: true } }
 agents:
   - slug: ops
     name: Ops
@@ -72,6 +82,7 @@ describe('web console in a real browser', { skip }, () => {
   after(async () => {
     await browser?.close();
     await gw?.close();
+    rmSync(TOKEN_DIR, { recursive: true, force: true });
   });
 
   it(
@@ -115,6 +126,15 @@ describe('web console in a real browser', { skip }, () => {
       assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self'/);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
+      // Where each person's token is kept, as the startup banner says it; never a token.
+      const hints = page.getByRole('list', { name: /Where each person's token is kept/ });
+      await hints.getByText('alice: token in $ALICE_TOKEN', { exact: true }).waitFor();
+      await hints.getByText(`bob: token generated into ${BOB_TOKEN_FILE}`, { exact: true }).waitFor();
+      const bobToken = readFileSync(BOB_TOKEN_FILE, 'utf8').trim();
+      const signInHtml = await page.content();
+      assert.ok(!signInHtml.includes(ALICE_TOKEN), "alice's token is not on the sign-in page");
+      assert.ok(!signInHtml.includes(bobToken), "bob's token is not on the sign-in page");
+
       // A wrong token is refused with a message in the live region; no session.
       await page.getByLabel('Your token or JWT').fill('not-a-person-token-0123456789abcdef');
       await page.getByRole('button', { name: 'Sign in' }).click();
@@ -135,8 +155,12 @@ describe('web console in a real browser', { skip }, () => {
       await item.waitFor();
       await item.getByRole('heading', { name: 'send_email' }).waitFor();
       const itemText = await item.innerText();
-      assert.match(itemText, /ops/);
-      assert.match(itemText, /bot/);
+      // Which task, which agent, which caller.
+      assert.match(itemText, new RegExp(`Task\\s+${parked.id}`));
+      assert.match(itemText, /Agent\s+ops/);
+      assert.match(itemText, /Caller\s+bot/);
+      // The first line of what the caller asked, as the gateway recorded it (scrubbed).
+      assert.match(itemText, /Request\s+mail bob hello/);
       assert.match(itemText, /L4/);
       assert.match(itemText, /irreversible_acting/);
       assert.match(itemText, /"subject": "hi"/);
@@ -151,8 +175,14 @@ describe('web console in a real browser', { skip }, () => {
       mkdirSync(fileURLToPath(new URL('../test-artifacts/', import.meta.url)), { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
 
-      const approve = page.getByRole('button', { name: /^Approve send_email/ });
+      // L4: the first click only asks for confirmation; nothing is decided yet.
+      const approve = item.locator('button[data-decision="approve"]');
       assert.equal(await approve.getAttribute('data-action-id'), action.action_id);
+      assert.equal(await approve.innerText(), 'Approve');
+      await approve.click();
+      await item.getByRole('button', { name: /^Confirm: approve send_email \(irreversible\)/ }).waitFor();
+      assert.equal(await pendingStatus(gw.url, action.action_id), 'pending', 'one click sends nothing');
+      assert.equal(mail.approved, 0);
       await approve.click();
       await item.waitFor({ state: 'detached' });
       await page.getByRole('status').filter({ hasText: 'Approved send_email.' }).waitFor();
@@ -179,6 +209,14 @@ describe('web console in a real browser', { skip }, () => {
 });
 
 // ---- helpers ----------------------------------------------------------------------------------
+
+/** The action's status as alice's own API call sees it (`pending` until decided). */
+async function pendingStatus(base: string, actionId: string): Promise<string> {
+  const reply = await fetch(`${base}/approvals/${actionId}`, { headers: { authorization: `Bearer ${ALICE_TOKEN}` } });
+  assert.equal(reply.status, 200);
+  const body = (await reply.json()) as { approval?: { status?: unknown } };
+  return String(body.approval?.status);
+}
 
 /** Every text of the task: its status message and its artifacts. */
 function textsOf(task: Task): string[] {

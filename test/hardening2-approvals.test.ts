@@ -177,7 +177,9 @@ describe('approvals: hidden characters are shown escaped, and what is shown is w
       assert.deepEqual(invisible(await page.locator('body').innerText()), []);
       const read = JSON.parse(shown);
 
+      // Irreversible (L4): approve, then confirm.
       await item.getByRole('button', { name: /^Approve transfer/ }).click();
+      await item.getByRole('button', { name: /^Confirm: approve transfer/ }).click();
       await item.waitFor({ state: 'detached' });
       await resume(parked);
       // The backend received exactly what the person read (decoded).

@@ -97,7 +97,9 @@ describe('examples/tools.yaml, the person approving in the console', { skip }, (
       assert.match(shown, /buy milk/, 'alice sees what will be written');
       await mkdir(new URL('../test-artifacts/', import.meta.url), { recursive: true });
       await page.screenshot({ path: fileURLToPath(new URL('../test-artifacts/tools-approval.png', import.meta.url)) });
+      // Writing is irreversible (L4): approve, then confirm.
       await page.getByRole('button', { name: /^Approve files__write_file/ }).click();
+      await page.getByRole('button', { name: /^Confirm: approve files__write_file/ }).click();
       await item.waitFor({ state: 'detached' });
 
       // No message from the caller: the gateway resumes the task on the decision.

@@ -22,6 +22,7 @@ import { createLogger, type Logger, type LogLevel } from '../server/log.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import { AirlockError } from '../errors/index.js';
 import { startToolServers } from '../server/tools.js';
+import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
 
 export interface ServeOptions {
@@ -255,17 +256,8 @@ export function banner(config: AirlockConfig, url: string, store?: string): stri
         ? `approvals: the console at ${publicBase}/console (each person signs in with their own token)`
         : `approvals: ${publicBase}/approvals (or npx airlock approvals list --url ${publicBase})`,
     );
-    for (const person of config.approvals.people) {
-      const origin = person.tokenOrigin;
-      if (origin === undefined) continue;
-      const where =
-        origin.kind === 'file'
-          ? `${origin.generated ? 'generated into' : 'in'} ${origin.path}`
-          : origin.kind === 'env'
-            ? `in $${origin.name}`
-            : 'written in the config file';
-      lines.push(`  person ${person.id}: token ${where}`);
-    }
+    // The same words as the console's sign-in page (token-hints.ts).
+    for (const hint of tokenHints(config.approvals.people)) lines.push(`  person ${hint.person}: token ${hint.where}`);
   }
   if (config.audit.file !== undefined) {
     lines.push(`audit log: ${config.audit.file}  (check it with: npx airlock audit verify ${config.audit.file})`);

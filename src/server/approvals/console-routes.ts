@@ -6,12 +6,14 @@
  *   GET  /console, /console/app.js, /console/app.css        the page
  *   GET | POST | DELETE /console/session                    who is signed in / sign in / sign out
  *   GET  /console/api/overview                              everything the page shows, at once
+ *   GET  /console/api/sign-in                               where each person finds their token
  *
  * @example
  * ```ts
  * if (path === '/console' || path.startsWith('/console/')) await serveConsole(surface, req, res, path, remote);
  * ```
  */
+import { isLoopbackAddress } from '../gate/client-address.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONSOLE_ASSETS, CONSOLE_SECURITY_HEADERS } from '../console/assets.js';
 import { REFUSED } from '../admission/compose.js';
@@ -59,6 +61,14 @@ export async function serveConsole(
     if (method === 'POST') return signIn(surface, req, res, remote);
     if (method === 'DELETE') return signOut(surface, req, res, remote);
     return methodNotAllowed(res, 'GET, POST, DELETE', CONSOLE_JSON_HEADERS);
+  }
+  if (path === '/console/api/sign-in') {
+    if (method !== 'GET') return methodNotAllowed(res, 'GET', CONSOLE_JSON_HEADERS);
+    // Before sign-in, so no credential: only where tokens are (a path, a variable name), the
+    // same lines the startup banner prints; a token is never part of a hint. Only a person on
+    // this machine is told (where the banner is read too): nobody else learns ids or paths.
+    const hints = isLoopbackAddress(remote) ? surface.tokenHints : [];
+    return sendJson(res, 200, { tokenHints: hints }, CONSOLE_JSON_HEADERS);
   }
   if (path === '/console/api/overview') {
     if (method !== 'GET') return methodNotAllowed(res, 'GET', CONSOLE_JSON_HEADERS);

@@ -12,6 +12,7 @@
  *   GET  /console, /console/app.js, /console/app.css        the page (strict CSP, no inline code)
  *   GET | POST | DELETE /console/session                    who is signed in / sign in / sign out
  *   GET  /console/api/overview                              everything the page shows, at once
+ *   GET  /console/api/sign-in                               where each person finds their token (no credential)
  *
  * The gateway's network gate and hop refusal run before these routes. A bearer credential, when
  * sent, decides who is asking (the cookie is then ignored); without one, the cookie does, and
@@ -28,6 +29,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApprovalDesk } from '../../approvals/desk.js';
 import type { PersonAuthenticator } from '../auth/persons.js';
+import type { TokenHint } from '../console/token-hints.js';
 import type { AuthFailureLockout } from '../limits/address-failures.js';
 import type { Logger } from '../log.js';
 import { serveApprovals } from './actions-endpoints.js';
@@ -45,6 +47,8 @@ export interface ApprovalRoutesOptions {
   persons: PersonAuthenticator;
   /** Serve /console (else only the /approvals JSON API). */
   console: boolean;
+  /** Where each configured person finds their token, for the sign-in page (never the tokens). */
+  tokenHints?: readonly TokenHint[];
   /** Add `Secure` to the session cookie (the public URL is https). */
   secureCookies: boolean;
   authFailures: AuthFailureLockout;
@@ -103,6 +107,7 @@ export function createApprovalRoutes(options: ApprovalRoutesOptions): ApprovalRo
     sessions,
     logger,
     maxBodyBytes,
+    tokenHints: options.tokenHints ?? [],
   };
 
   /** True once the route has answered; an unexpected failure is logged and answered 500. */

@@ -9,6 +9,7 @@
  */
 import type { ApprovalDesk } from '../../approvals/desk.js';
 import type { PersonAuthenticator } from '../auth/persons.js';
+import type { TokenHint } from '../console/token-hints.js';
 import type { Logger } from '../log.js';
 import type { PersonAuth } from './person-auth.js';
 import type { createBodyReaders, createDeskCalls } from './respond.js';
@@ -32,4 +33,6 @@ export interface ApprovalSurface {
   logger: Logger;
   /** The body cap of these routes. */
   maxBodyBytes: number;
+  /** Where each configured person finds their token: the sign-in page shows it. */
+  tokenHints: readonly TokenHint[];
 }

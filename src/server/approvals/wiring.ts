@@ -17,6 +17,7 @@ import type { TaskObserver } from '../../tasks/policy.js';
 import type { Authenticator } from '../auth/index.js';
 import { PersonAuthenticator, personUserId } from '../auth/persons.js';
 import { hostForUrl } from '../cards.js';
+import { tokenHints } from '../console/token-hints.js';
 import type { InboundAudit } from '../inbound-audit.js';
 import type { AuthFailureLockout } from '../limits/address-failures.js';
 import type { Logger } from '../log.js';
@@ -86,6 +87,7 @@ export function openApprovals(options: {
           desk,
           persons: new PersonAuthenticator(settings.people, auth.jwtVerifier(), settings.persons),
           console: settings.console,
+          tokenHints: tokenHints(settings.people),
           secureCookies: config.server.publicUrl?.startsWith('https:') === true,
           authFailures,
           onAuthFailed: (reason, remote) => audit.authFailed(reason, undefined, remote),

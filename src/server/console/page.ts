@@ -2,6 +2,12 @@
  * The console's HTML page. No inline script or style (the CSP forbids both): the behaviour is
  * in `/console/app.js`, the looks in `/console/app.css`. Without JavaScript the sign-in form
  * posts (never GETs, so a token cannot end up in a URL) and the page says that it needs it.
+ * Under the form, the script lists where each person's token is kept (`/console/api/sign-in`).
+ *
+ * @example
+ * ```ts
+ * res.end(Buffer.from(CONSOLE_HTML, 'utf8')); // as /console, under CONSOLE_CSP
+ * ```
  */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en">
@@ -35,6 +41,10 @@ export const CONSOLE_HTML = `<!doctype html>
           <input id="token" name="token" type="password" autocomplete="current-password" spellcheck="false" required>
           <button type="submit" id="sign-in-button">Sign in</button>
         </form>
+        <div id="token-hints" class="hints" hidden>
+          <p id="token-hints-heading">Where each person's token is kept, on the gateway's host:</p>
+          <ul id="token-hint-list" aria-labelledby="token-hints-heading"></ul>
+        </div>
       </section>
 
       <div id="signed-in" hidden>

@@ -4,10 +4,20 @@
  * `innerHTML`). The CSRF token lives in a variable of this script only; the session itself is
  * an HttpOnly cookie this script cannot read. Lists are updated by key, so a refresh every
  * 3 seconds neither steals focus nor wipes an answer being typed.
+ *
+ * One script in one function scope, written in three files to keep each readable: this one
+ * (helpers, session, sign-in, refresh), `script-approvals.ts` (action cards, the L4
+ * confirmation) and `script-lists.ts` (questions, tasks, audit).
+ *
+ * @example
+ * ```ts
+ * res.end(Buffer.from(CONSOLE_JS, 'utf8')); // as /console/app.js, under CONSOLE_CSP
+ * ```
  */
-export const CONSOLE_JS = `'use strict';
-(function () {
-  var REFRESH_MS = 3000;
+import { CONSOLE_APPROVALS_JS } from './script-approvals.js';
+import { CONSOLE_LISTS_JS } from './script-lists.js';
+
+const CORE_JS = `  var REFRESH_MS = 3000;
   var MAX_ANSWER = 8192;
   var csrf = null;
   var timer = null;
@@ -81,6 +91,7 @@ export const CONSOLE_JS = `'use strict';
     byId('who-text').textContent = '';
     byId('signed-in').hidden = true;
     byId('sign-in').hidden = false;
+    disarm(false);
     approvalItems.forEach(function (item) { item.remove(); });
     approvalItems.clear();
     questionItems.forEach(function (item) { item.remove(); });
@@ -97,120 +108,12 @@ export const CONSOLE_JS = `'use strict';
     byId('token').focus();
   }
 
-  // ------------------------------------------------------------ approvals
-
   function field(list, label, value) {
     list.appendChild(el('dt', label));
     var dd = el('dd');
     if (value instanceof Node) dd.appendChild(value); else dd.textContent = String(value);
     list.appendChild(dd);
-  }
-
-  function approvalItem(approval) {
-    var item = el('li', null, 'card approval');
-    item.dataset.actionId = approval.actionId;
-    var headingId = 'approval-' + approvalItems.size + '-' + Date.now();
-    var heading = el('h3', approval.tool);
-    heading.id = headingId;
-    item.setAttribute('aria-labelledby', headingId);
-    item.appendChild(heading);
-    var facts = el('dl');
-    field(facts, 'Agent', approval.agent);
-    field(facts, 'Client', approval.client);
-    field(facts, 'Level', approval.level + ' \\u2014 ' + approval.levelName + ': ' + approval.levelMeaning);
-    field(facts, 'Expires', when(approval.expiresAt));
-    field(facts, 'Requested', when(approval.createdAt));
-    item.appendChild(facts);
-    item.appendChild(el('p', 'Arguments (secrets and addresses are redacted):', 'label'));
-    // The server's escaped text: invisible and bidi characters appear as \\uXXXX, never raw,
-    // so what is read here is what runs. Without it (an older gateway), nothing is shown.
-    var hidden = approval.hiddenCharacters === true;
-    if (hidden) {
-      var warning = el('p', null, 'warning');
-      warning.setAttribute('role', 'alert');
-      warning.appendChild(el('strong', '\u26A0 Hidden characters'));
-      var warnings = Array.isArray(approval.warnings) ? approval.warnings : [];
-      warning.appendChild(document.createTextNode(': ' + (warnings.length > 0 ? warnings.join(' ') :
-        'the arguments contain invisible or direction-changing characters, shown escaped.')));
-      item.appendChild(warning);
-    }
-    var args = el('pre', typeof approval.argsDisplay === 'string' ? approval.argsDisplay :
-      '(the arguments cannot be shown safely; deny, or use a current console)', hidden ? 'args hidden-characters' : 'args');
-    item.appendChild(args);
-    var actions = el('div', null, 'actions');
-    actions.appendChild(decisionButton(approval, 'approve', 'Approve'));
-    actions.appendChild(decisionButton(approval, 'deny', 'Deny'));
-    item.appendChild(actions);
-    return item;
-  }
-
-  function decisionButton(approval, verb, label) {
-    var button = el('button', label, verb);
-    button.type = 'button';
-    button.dataset.actionId = approval.actionId;
-    button.dataset.decision = verb;
-    button.setAttribute('aria-label', label + ' ' + approval.tool + ' (agent ' + approval.agent + ')');
-    button.addEventListener('click', function () { decide(approval, verb, button); });
-    return button;
-  }
-
-  function decide(approval, verb, button) {
-    var item = approvalItems.get(approval.actionId);
-    var buttons = item ? item.querySelectorAll('button') : [button];
-    buttons.forEach(function (b) { b.disabled = true; });
-    say((verb === 'approve' ? 'Approving ' : 'Denying ') + approval.tool + '\\u2026', false);
-    call('POST', '/approvals/' + encodeURIComponent(approval.actionId) + '/' + verb).then(function (result) {
-      if (result.status === 200) {
-        say((verb === 'approve' ? 'Approved ' : 'Denied ') + approval.tool + '.', false);
-      } else if (result.status === 401) {
-        sessionEnded();
-        return;
-      } else {
-        say(errorMessage(result.body, 'The decision was not recorded (HTTP ' + result.status + ').'), true);
-        buttons.forEach(function (b) { b.disabled = false; });
-      }
-      return refresh();
-    }, function () {
-      say('Could not reach the gateway; the decision was not recorded.', true);
-      buttons.forEach(function (b) { b.disabled = false; });
-    });
-  }
-
-  function renderApprovals(approvals) {
-    var list = byId('approvals');
-    var seen = new Set();
-    approvals.forEach(function (approval) {
-      seen.add(approval.actionId);
-      if (!approvalItems.has(approval.actionId)) {
-        var item = approvalItem(approval);
-        approvalItems.set(approval.actionId, item);
-        list.appendChild(item);
-      }
-    });
-    removeGone(approvalItems, seen, 'approvals-heading');
-    byId('approvals-empty').hidden = approvals.length > 0;
-    showLinkedAction();
-  }
-
-  // An approve_url (#action-<id>) opens the console on that action, once, after the first list.
-  var linkedShown = false;
-  function showLinkedAction() {
-    if (linkedShown) return;
-    linkedShown = true;
-    var match = /^#action-([A-Za-z0-9_-]{1,64})$/.exec(window.location.hash);
-    if (!match) return;
-    var item = approvalItems.get(match[1]);
-    if (!item) {
-      say('That action is no longer waiting for your decision (decided, expired, or not yours).', true);
-      return;
-    }
-    item.classList.add('linked');
-    var heading = item.querySelector('h3');
-    if (heading) {
-      heading.tabIndex = -1;
-      heading.focus();
-    }
-    item.scrollIntoView({ block: 'center' });
+    return dd;
   }
 
   /** Drops items no longer listed; focus inside one moves to the next item or the heading. */
@@ -227,139 +130,9 @@ export const CONSOLE_JS = `'use strict';
       }
     });
   }
+`;
 
-  // ------------------------------------------------------------ questions
-
-  function questionItem(question) {
-    var item = el('li', null, 'card question');
-    item.dataset.questionId = question.questionId;
-    answerCount += 1;
-    var headingId = 'question-' + answerCount;
-    var heading = el('h3', 'From ' + question.remoteAgent + ' (' + question.state + ')');
-    heading.id = headingId;
-    item.setAttribute('aria-labelledby', headingId);
-    item.appendChild(heading);
-    var facts = el('dl');
-    field(facts, 'Agent', question.agent);
-    field(facts, 'Task', question.taskId);
-    field(facts, 'Expires', when(question.expiresAt));
-    item.appendChild(facts);
-    item.appendChild(el('p', 'The remote agent asks (untrusted text):', 'label'));
-    item.appendChild(el('pre', question.question));
-    var form = el('form');
-    var answerId = 'answer-' + answerCount;
-    var label = el('label', 'Your answer');
-    label.htmlFor = answerId;
-    var text = el('textarea');
-    text.id = answerId;
-    text.maxLength = MAX_ANSWER;
-    text.required = true;
-    var send = el('button', 'Send answer');
-    send.type = 'submit';
-    send.dataset.questionId = question.questionId;
-    send.setAttribute('aria-label', 'Send answer to ' + question.remoteAgent);
-    form.appendChild(label);
-    form.appendChild(text);
-    form.appendChild(send);
-    form.addEventListener('submit', function (event) {
-      event.preventDefault();
-      answer(question, text, send);
-    });
-    item.appendChild(form);
-    return item;
-  }
-
-  function answer(question, text, send) {
-    var value = text.value;
-    if (value.length === 0 || value.length > MAX_ANSWER) {
-      say('Write an answer of 1 to ' + MAX_ANSWER + ' characters.', true);
-      text.focus();
-      return;
-    }
-    send.disabled = true;
-    say('Sending your answer\\u2026', false);
-    call('POST', '/approvals/questions/' + encodeURIComponent(question.questionId) + '/answer', { text: value }).then(
-      function (result) {
-        send.disabled = false;
-        if (result.status === 200) {
-          say('Answer sent to ' + question.remoteAgent + '.', false);
-          text.value = '';
-        } else if (result.status === 401) {
-          sessionEnded();
-          return;
-        } else {
-          say(errorMessage(result.body, 'The answer was not recorded (HTTP ' + result.status + ').'), true);
-        }
-        return refresh();
-      },
-      function () {
-        send.disabled = false;
-        say('Could not reach the gateway; the answer was not sent.', true);
-      },
-    );
-  }
-
-  function renderQuestions(questions) {
-    var list = byId('questions');
-    var seen = new Set();
-    questions.forEach(function (question) {
-      seen.add(question.questionId);
-      if (!questionItems.has(question.questionId)) {
-        var item = questionItem(question);
-        questionItems.set(question.questionId, item);
-        list.appendChild(item);
-      }
-    });
-    removeGone(questionItems, seen, 'questions-heading');
-    byId('questions-empty').hidden = questions.length > 0;
-  }
-
-  // ------------------------------------------------------------ tables
-
-  function cell(row, value, className) {
-    var td = el('td', null, className);
-    if (value instanceof Node) td.appendChild(value); else td.textContent = value === undefined || value === null ? '' : String(value);
-    row.appendChild(td);
-  }
-
-  function renderTasks(tasks) {
-    var key = JSON.stringify(tasks);
-    if (key === lastTasks) return;
-    lastTasks = key;
-    var rows = tasks.map(function (task) {
-      var row = el('tr');
-      cell(row, task.taskId, 'id');
-      cell(row, task.agent);
-      cell(row, task.client);
-      cell(row, task.state);
-      cell(row, when(task.createdAt));
-      cell(row, when(task.updatedAt));
-      return row;
-    });
-    byId('tasks').replaceChildren.apply(byId('tasks'), rows);
-    byId('tasks-table').hidden = tasks.length === 0;
-    byId('tasks-empty').hidden = tasks.length > 0;
-  }
-
-  function renderAudit(rows) {
-    var key = JSON.stringify(rows);
-    if (key === lastAudit) return;
-    lastAudit = key;
-    var out = rows.map(function (entry) {
-      var row = el('tr');
-      cell(row, entry.type);
-      cell(row, entry.outcome);
-      cell(row, entry.reason);
-      cell(row, entry.taskId, 'id');
-      cell(row, when(typeof entry.time === 'string' ? entry.time : ''));
-      return row;
-    });
-    byId('audit').replaceChildren.apply(byId('audit'), out);
-    byId('audit-table').hidden = rows.length === 0;
-    byId('audit-empty').hidden = rows.length > 0;
-  }
-
-  // ------------------------------------------------------------ refresh, sign-in
+const SESSION_JS = `  // ------------------------------------------------------------ refresh, sign-in
 
   var reachable = true;
 
@@ -435,9 +208,30 @@ export const CONSOLE_JS = `'use strict';
     });
   }
 
+  /** Where each person's token is kept (the startup banner's lines, never a token), under the form. */
+  function loadTokenHints() {
+    call('GET', '/console/api/sign-in').then(function (result) {
+      var body = result.status === 200 ? result.body : null;
+      var hints = body && Array.isArray(body.tokenHints) ? body.tokenHints : [];
+      var items = hints.filter(function (hint) {
+        return hint !== null && typeof hint.person === 'string' && typeof hint.where === 'string';
+      }).map(function (hint) {
+        var item = el('li');
+        item.appendChild(el('strong', hint.person));
+        item.appendChild(document.createTextNode(': token ' + hint.where));
+        return item;
+      });
+      var list = byId('token-hint-list');
+      list.replaceChildren.apply(list, items);
+      byId('token-hints').hidden = items.length === 0;
+    }, function () { /* the hint is a help, not needed to sign in */ });
+  }
+
   function start() {
     byId('sign-in-form').addEventListener('submit', onSignIn);
     byId('sign-out').addEventListener('click', onSignOut);
+    watchConfirmations();
+    loadTokenHints();
     call('GET', '/console/session').then(function (result) {
       if (result.status === 200 && result.body) return signedIn(result.body, false);
       showSignedOut();
@@ -449,5 +243,12 @@ export const CONSOLE_JS = `'use strict';
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
-})();
+`;
+
+export const CONSOLE_JS = `'use strict';
+(function () {
+${CORE_JS}
+${CONSOLE_APPROVALS_JS}
+${CONSOLE_LISTS_JS}
+${SESSION_JS}})();
 `;

@@ -1,4 +1,11 @@
-/** The console's stylesheet: system fonts only, visible focus, readable contrast, no external resources. */
+/**
+ * The console's stylesheet: system fonts only, visible focus, readable contrast, no external resources.
+ *
+ * @example
+ * ```ts
+ * res.end(Buffer.from(CONSOLE_CSS, 'utf8')); // as /console/app.css, under CONSOLE_CSP
+ * ```
+ */
 export const CONSOLE_CSS = `:root {
   color-scheme: light dark;
   --fg: #1b1f24;
@@ -61,6 +68,7 @@ button {
 button[disabled] { cursor: progress; opacity: 0.6; }
 button.approve { background: var(--approve); border-color: var(--approve); color: #fff; }
 button.deny { background: transparent; border-color: var(--deny); color: var(--deny); }
+button.approve.confirm { background: var(--deny); border-color: var(--deny); font-weight: 700; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 button:focus, input:focus, textarea:focus, a:focus, [tabindex='-1']:focus { outline: 3px solid var(--focus); outline-offset: 2px; }
 .cards { list-style: none; margin: 0; padding: 0; display: grid; gap: 1rem; }
@@ -69,6 +77,11 @@ button:focus, input:focus, textarea:focus, a:focus, [tabindex='-1']:focus { outl
 .card dt { color: var(--muted); }
 .card.linked { border: 2px solid var(--focus); }
 .card dd { margin: 0; overflow-wrap: anywhere; }
+.card dd.id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.card dd.request { white-space: pre-wrap; font-style: italic; }
+.hints { color: var(--muted); margin-top: 1rem; }
+.hints ul { margin: 0.25rem 0 0; padding-left: 1.25rem; }
+.hints strong { color: var(--fg); }
 pre {
   margin: 0 0 0.75rem; padding: 0.75rem; overflow: auto; max-height: 20rem;
   background: var(--bg); border: 1px solid var(--line); border-radius: 6px;
