@@ -23,13 +23,14 @@ import { ApprovalError, approvalStatus, type ApprovalDecision, type PendingActio
  * ```
  */
 export function actionView(state: GateState, action: PendingAction, now: number): ApprovalView {
-  const origin = state.origins.origin(action.actionId);
+  const origin = action.origin;
   return {
     actionId: action.actionId,
     taskId: action.taskId,
     contextId: origin?.contextId ?? '',
     agent: origin?.agent ?? '',
     client: origin?.client ?? '',
+    ...(origin?.request !== undefined && { request: origin.request }),
     tool: action.tool,
     args: action.args,
     ...argsView(action.args),
@@ -63,8 +64,8 @@ export async function pendingActions(state: GateState, userId: string): Promise<
  * await actionFor(state, 'person:bob', actionId); // undefined: alice decides it
  * ```
  */
-export function actionFor(state: GateState, userId: string, actionId: string): ApprovalView | undefined {
-  const action = state.actions.peek(actionId);
+export async function actionFor(state: GateState, userId: string, actionId: string): Promise<ApprovalView | undefined> {
+  const action = await state.actions.find(actionId);
   if (action === undefined || action.decider.userId !== userId) return undefined;
   return actionView(state, action, state.now());
 }
@@ -93,7 +94,7 @@ export async function decideAction(
     if (error instanceof ApprovalError) state.trail.decisionRefused(userId, error, actionId, remote, now);
     throw error;
   }
-  const origin = state.origins.origin(actionId);
+  const origin = decided.origin;
   state.trail.write(
     {
       type: 'a2a.approval.decided',
@@ -111,7 +112,14 @@ export async function decideAction(
     },
     false,
   );
-  state.decided?.(actionId);
+  if (origin !== undefined) {
+    state.decided?.({
+      owner: decided.owner,
+      taskId: decided.taskId,
+      agent: origin.agent,
+      ...(origin.caller !== undefined && { caller: origin.caller }),
+    });
+  }
   return actionView(state, decided, now);
 }
 
@@ -123,8 +131,8 @@ export async function decideAction(
  * openActionOn(state, task.id); // the action id, or undefined
  * ```
  */
-export function openActionOn(state: GateState, taskId: string): string | undefined {
+export async function openActionOn(state: GateState, taskId: string): Promise<string | undefined> {
   const actionId = state.origins.latestActionOn(taskId);
-  const action = actionId === undefined ? undefined : state.actions.peek(actionId);
+  const action = actionId === undefined ? undefined : await state.actions.find(actionId);
   return action !== undefined && approvalStatus(action, state.now()) === 'pending' ? actionId : undefined;
 }

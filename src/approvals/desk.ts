@@ -13,7 +13,7 @@
  */
 import { AUTONOMY_LEVEL_INFO, type AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
-import type { ApprovalDecision, ApprovalStatus } from './store.js';
+import type { ActionOrigin, ApprovalDecision, ApprovalStatus } from './store.js';
 
 /**
  * One guarded action as a person sees it: redacted arguments, what the level means, and
@@ -27,6 +27,12 @@ export interface ApprovalView {
   readonly agent: string;
   /** The client the task belongs to (its configured id, or a JWT's client id). */
   readonly client: string;
+  /**
+   * The first line of the caller's request that started the turn, scrubbed (secrets, tokens,
+   * email addresses) and cut to 200 characters, with invisible and bidi controls escaped; absent
+   * when the request had no text. Untrusted: show it as text, never as markup.
+   */
+  readonly request?: string;
   readonly tool: string;
   /** Redacted: secrets, tokens and email addresses never reach this view. */
   readonly args: JsonValue;
@@ -117,4 +123,20 @@ export interface ApprovalDesk {
 export function levelView(level: AutonomyLevel): { levelName: string; levelMeaning: string } {
   const info = AUTONOMY_LEVEL_INFO[level];
   return { levelName: info.name, levelMeaning: info.meaning };
+}
+
+/**
+ * The task a person's decision or answer was about, and who called it: enough for the gateway to
+ * resume the task as that caller.
+ *
+ * @example
+ * ```ts
+ * const decided: DecidedTask = { owner: 'client:app::@ops', taskId: 't-1', agent: 'ops', caller: { clientId: 'app', kind: 'client' } };
+ * ```
+ */
+export interface DecidedTask {
+  readonly owner: string;
+  readonly taskId: string;
+  readonly agent: string;
+  readonly caller?: ActionOrigin['caller'];
 }

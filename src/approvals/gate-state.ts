@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * const decider = deciderOfCall(ctx, state.clientOwners);
- * if (decider.kind === 'user') state.origins.prune(state.now(), state.actions, state.questions);
+ * if (decider.kind === 'user') state.origins.prune(state.now(), state.questions);
  * ```
  */
 import type { CallContext } from '../tasks/call-context.js';
@@ -13,8 +13,9 @@ import type { ApprovalAuditTrail } from './audit-trail.js';
 import { deciderFor, jwtPersonId, type ClientOwners, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { OriginBook } from './origins.js';
+import type { DecidedTask } from './desk.js';
 import type { MemoryQuestionStore } from './questions.js';
-import type { MemoryApprovalStore } from './store.js';
+import type { ApprovalStore } from './store.js';
 
 /**
  * The approvals service's state, as its proposal, decision and question parts use it.
@@ -40,12 +41,12 @@ export interface GateState {
   /** `approve_url` opens the console (`/console#action-<id>`) rather than the JSON endpoint. */
   readonly consoleLinks: boolean;
   readonly now: () => number;
-  readonly actions: MemoryApprovalStore;
+  readonly actions: ApprovalStore;
   readonly questions: MemoryQuestionStore;
   readonly origins: OriginBook;
   readonly trail: ApprovalAuditTrail;
-  /** Told of each decision and answer (by action or question id) once it is recorded. */
-  readonly decided?: (id: string) => void;
+  /** Told of the task behind each decision and answer once it is recorded (the gateway resumes it). */
+  readonly decided?: (task: DecidedTask) => void;
 }
 
 /**

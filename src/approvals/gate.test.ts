@@ -1,17 +1,28 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { AgentBackend, AgentEvent, AgentTurn } from '../agents/backend.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { Message, SendParams, Task } from '../protocol/model.js';
 import { TaskService } from '../tasks/service.js';
 import type { CallContext } from '../tasks/call-context.js';
+import type { ApprovalRecords } from '../tasks/stores/approval-records.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
+import { SqliteTaskStore } from '../tasks/stores/sqlite.js';
 import { ApprovalService, parkedOn } from './gate.js';
 
 const ALICE = 'person:alice';
 
-function approvals(rows: AuditEvent[] = [], now: () => number = Date.now, audit?: (event: AuditEvent) => void) {
+function approvals(
+  rows: AuditEvent[] = [],
+  now: () => number = Date.now,
+  audit?: (event: AuditEvent) => void,
+  records?: ApprovalRecords,
+) {
   return new ApprovalService({
+    ...(records !== undefined && { records }),
     settings: { ttlMs: 60_000, serviceMaxLevel: 'L2', maxPending: 100 },
     agentMaxLevels: new Map([['ops', 'L4']]),
     clientOwners: new Map([['bot', ALICE]]),
@@ -274,4 +285,63 @@ describe('remote questions through the gate', () => {
     assert.equal(parkedOn(parked), undefined);
     assert.equal(parked.status.message?.parts[0]?.kind === 'text' && parked.status.message.parts[0].text, 'Which day?');
   });
+});
+
+describe('ApprovalService over a durable store (SQLite records)', () => {
+  async function durable(): Promise<{ store: SqliteTaskStore; close: () => Promise<void> }> {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-gate-'));
+    const store = await SqliteTaskStore.open({ path: join(dir, 'airlock.db') });
+    return {
+      store,
+      close: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  for (const sync of [true, false]) {
+    it(`a backend ${sync ? 'whose events are ready (runSync)' : 'that awaits'} parks once the action is recorded; five concurrent resumes run it once`, async () => {
+      const { store, close } = await durable();
+      try {
+        // A slow record (as over a network): the turn must wait for it, not race it.
+        const real = store.approvals;
+        const records: ApprovalRecords = {
+          create: async (...args) => {
+            await new Promise((resolve) => setTimeout(resolve, 30));
+            return real.create(...args);
+          },
+          get: (...args) => real.get(...args),
+          latestOnTask: (...args) => real.latestOnTask(...args),
+          pendingFor: (...args) => real.pendingFor(...args),
+          decidedWaiting: (...args) => real.decidedWaiting(...args),
+          transition: (...args) => real.transition(...args),
+          takeKept: (...args) => real.takeKept(...args),
+          withdraw: (...args) => real.withdraw(...args),
+          sweep: (...args) => real.sweep(...args),
+        };
+        const gate = approvals([], Date.now, undefined, records);
+        const service = new TaskService({ store, gate });
+        const backend = proposer('L4', sync);
+        const parked = taskOf(await service.send(ctx(backend), send('deploy')));
+        assert.equal(parked.status.state, 'input-required');
+        const on = parkedOn(parked);
+        assert.equal(on?.kind, 'action');
+        // Recorded before the caller heard of it: the person finds it at once.
+        assert.deepEqual(
+          (await gate.pending(ALICE)).map((view) => view.actionId),
+          [on.id],
+        );
+        await gate.decide(on.id, ALICE, 'approve');
+        const settled = await Promise.allSettled(
+          Array.from({ length: 5 }, () => service.send(ctx(backend), send('go', parked.id))),
+        );
+        assert.ok(settled.some((outcome) => outcome.status === 'fulfilled'));
+        assert.equal(backend.turns.filter((turn) => turn.approvedAction !== undefined).length, 1);
+        await service.close();
+      } finally {
+        await close();
+      }
+    });
+  }
 });

@@ -37,10 +37,15 @@ import { DEFAULT_MAX_PENDING_PER_PRINCIPAL } from './principal-quota.js';
 import { proposeAction, resumeAction } from './proposals.js';
 import { answerQuestion, askPerson, questionsFor, resumeQuestion } from './question-flow.js';
 import { MemoryQuestionStore } from './questions.js';
-import { MemoryApprovalStore, type ApprovalDecision } from './store.js';
+import type { ApprovalRecords } from '../tasks/stores/approval-records.js';
+import { MemoryApprovalStore } from './memory-store.js';
+import { RecordApprovalStore } from './records-store.js';
+import type { ApprovalDecision } from './store.js';
 
 export type { ApprovalAuditWriter } from './audit-trail.js';
 export { parkedOn, type ParkedOn } from './parked.js';
+export type { DecidedTask } from './desk.js';
+import type { DecidedTask } from './desk.js';
 
 /**
  * What the approvals service is built from: the `approvals` settings, the agents' and clients'
@@ -75,6 +80,11 @@ export interface ApprovalServiceOptions {
   readonly audit?: ApprovalAuditWriter;
   /** The gateway's base URL, for `approve_url` (the public URL when configured). */
   readonly baseUrl: () => string;
+  /**
+   * The durable task store's approval records (SQLite, PostgreSQL): pending actions and their
+   * decisions then outlive the process and any replica decides them. Absent: kept in memory.
+   */
+  readonly records?: ApprovalRecords;
   /** Epoch milliseconds; for tests. */
   readonly now?: () => number;
   /**
@@ -82,22 +92,6 @@ export interface ApprovalServiceOptions {
    * gateway resumes the task itself (`TaskService.resumeDecided`). Never told what was decided.
    */
   readonly onDecided?: (task: DecidedTask) => void;
-}
-
-/**
- * The task a person's decision or answer was about, and who called it: enough for the gateway to
- * resume the task as that caller.
- *
- * @example
- * ```ts
- * const decided: DecidedTask = { owner: 'client:app::@ops', taskId: 't-1', agent: 'ops', caller: { clientId: 'app', kind: 'client' } };
- * ```
- */
-export interface DecidedTask {
-  readonly owner: string;
-  readonly taskId: string;
-  readonly agent: string;
-  readonly caller?: CallContext['caller'];
 }
 
 const NO_APPROVALS_TTL_MS = 60_000;
@@ -132,38 +126,58 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
       baseUrl: options.baseUrl,
       consoleLinks: options.settings?.console === true,
       now,
-      actions: new MemoryApprovalStore({ maxActions: maxPending, maxPendingPerPrincipal }),
+      actions:
+        options.records === undefined
+          ? new MemoryApprovalStore({ maxActions: maxPending, maxPendingPerPrincipal })
+          : new RecordApprovalStore(options.records, { maxActions: maxPending, maxPendingPerPrincipal }),
       questions: new MemoryQuestionStore({ maxQuestions: maxPending, maxPendingPerPrincipal }),
       origins: new OriginBook(maxPending),
       trail: new ApprovalAuditTrail(options.audit, now),
     };
-    const onDecided = options.onDecided;
-    if (onDecided !== undefined) {
-      const origins = this.#state.origins;
-      this.#state = {
-        ...this.#state,
-        decided: (id) => {
-          const origin = origins.origin(id);
-          if (origin === undefined) return;
-          onDecided({
-            owner: origin.owner,
-            taskId: origin.taskId,
-            agent: origin.agent,
-            ...(origin.caller !== undefined && { caller: origin.caller }),
-          });
-        },
-      };
-    }
+    if (options.onDecided !== undefined) this.#state = { ...this.#state, decided: options.onDecided };
   }
 
-  /** Actions and questions whose origin is remembered (for metrics and tests; bounded by maxPending). */
+  /**
+   * Hands every decided action not used yet to `onDecided`, oldest decision first: after a
+   * restart (or a replica that decided and stopped), the gateway resumes those tasks itself.
+   * Returns how many it handed on. Nothing to do without a durable store or `onDecided`.
+   *
+   * @example
+   * ```ts
+   * await approvals.resumeDecided(); // once, when the gateway starts serving
+   * ```
+   */
+  async resumeDecided(limit = 1_000): Promise<number> {
+    const decided = this.#state.decided;
+    if (decided === undefined) return 0;
+    const waiting = await this.#state.actions.decidedWaiting(this.#state.now(), limit);
+    for (const action of waiting) {
+      const origin = action.origin;
+      if (origin === undefined) continue;
+      decided({
+        owner: action.owner,
+        taskId: action.taskId,
+        agent: origin.agent,
+        ...(origin.caller !== undefined && { caller: origin.caller }),
+      });
+    }
+    return waiting.length;
+  }
+
+  /** Questions whose origin is remembered (for metrics and tests; bounded by maxPending). */
   get remembered(): number {
     return this.#state.origins.size;
   }
 
   // ---- ParkingGate -------------------------------------------------------------------------
 
-  propose(ctx: CallContext, owner: string, task: Task, proposal: ProposedAction, continuation?: unknown): ParkOutcome {
+  propose(
+    ctx: CallContext,
+    owner: string,
+    task: Task,
+    proposal: ProposedAction,
+    continuation?: unknown,
+  ): ParkOutcome | Promise<ParkOutcome> {
     return proposeAction(this.#state, ctx, owner, task, proposal, continuation);
   }
 
@@ -215,7 +229,13 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
   }
 
   async recentTasks(userId: string, limit: number): Promise<PersonTaskView[]> {
-    return this.#activity.recentTasks(userId, limit, (taskId) => openActionOn(this.#state, taskId));
+    const tasks = this.#activity.recentTasks(userId, limit);
+    return Promise.all(
+      tasks.map(async (view) => {
+        const open = await openActionOn(this.#state, view.taskId);
+        return open === undefined ? view : { ...view, actionId: open };
+      }),
+    );
   }
 
   async auditTail(userId: string, limit: number): Promise<PersonAuditRow[]> {

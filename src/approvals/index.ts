@@ -117,17 +117,19 @@ export {
   ApprovalError,
   approvalStatus,
   isApprovalError,
-  MemoryApprovalStore,
   newActionId,
   type ApprovalDecision,
   type ApprovalErrorCode,
   type ApprovalStatus,
   type ApprovalStore,
-  type MemoryApprovalStoreOptions,
+  type ActionOrigin,
+  type KeptForAction,
   type PendingAction,
   type PendingActionInput,
   type StoredApprovalState,
 } from './store.js';
+export { MemoryApprovalStore, type MemoryApprovalStoreOptions } from './memory-store.js';
+export { RecordApprovalStore, type RecordApprovalStoreOptions } from './records-store.js';
 
 /**
  * The input-required data part.

@@ -80,17 +80,14 @@ export class PersonActivity {
     if (rows.length > ROWS_PER_PERSON) rows.splice(0, rows.length - ROWS_PER_PERSON);
   }
 
-  /** The person's latest tasks, newest first, each with its open action (`openActionOn`), if any. */
-  recentTasks(userId: string, limit: number, openActionOn: (taskId: string) => string | undefined): PersonTaskView[] {
+  /** The person's latest tasks, newest first (the desk adds each one's open action). */
+  recentTasks(userId: string, limit: number): PersonTaskView[] {
     const tasks = this.#tasks.get(userId);
     if (tasks === undefined) return [];
     const out: PersonTaskView[] = [];
     for (const view of tasks.values()) out.push(view);
     out.reverse();
-    return out.slice(0, Math.max(0, limit)).map((view) => {
-      const open = openActionOn(view.taskId);
-      return open === undefined ? view : { ...view, actionId: open };
-    });
+    return out.slice(0, Math.max(0, limit));
   }
 
   /** The person's latest audit rows, newest first. */

@@ -20,7 +20,8 @@ import { decideProposal, parseLevel, type AutonomyLevel } from './ladder.js';
 import { actionDataPart } from './part.js';
 import { redactActionArgs, toolNameHoldsSecret, type JsonValue } from './redact.js';
 import { resumeStep } from './resume.js';
-import { isApprovalError, newActionId, type PendingAction } from './store.js';
+import { escapeText } from './display.js';
+import { isApprovalError, newActionId, type PendingAction, type PendingActionInput } from './store.js';
 
 /** Tool names a proposal may carry (the audit log and the console show them). */
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -42,7 +43,7 @@ export function proposeAction(
   task: Task,
   proposal: ProposedAction,
   continuation?: unknown,
-): ParkOutcome {
+): ParkOutcome | Promise<ParkOutcome> {
   const { trail } = state;
   const level = parseLevel(proposal.level);
   const tool =
@@ -115,70 +116,118 @@ export function proposeAction(
     );
   }
   const now = state.now();
-  state.origins.prune(now, state.actions, state.questions);
   const { value: args } = redactActionArgs(proposal.args ?? {}, { secrets: state.secrets });
-  let action: PendingAction;
-  try {
-    action = state.actions.createNow(
-      { taskId: task.id, owner, decider, tool, args, level, expiresAt: now + state.ttlMs },
-      now,
-    );
-  } catch (error) {
-    if (isApprovalError(error, 'store_full')) {
-      return trail.refusal(ctx, task, 'store_full', 'Too many actions are waiting for approval; try again later.');
-    }
-    if (isApprovalError(error, 'principal_quota')) {
-      return trail.refusal(
-        ctx,
-        task,
-        'principal_quota',
-        'Too many of your actions are waiting for approval (approvals.maxPendingPerPrincipal); wait for a decision, then try again.',
-      );
-    }
-    throw error;
-  }
   const client = clientOf(ctx);
-  trail.writeOrUndo(() => void state.actions.withdraw(owner, task.id, now), {
-    type: 'a2a.approval.requested',
-    ...taskRowFields(ctx, task, now),
-    actionId: action.actionId,
+  const request = requestLine(task, state.secrets);
+  const input: PendingActionInput = {
+    taskId: task.id,
+    owner,
+    decider,
     tool,
+    args,
     level,
-    user: decider.userId,
-    ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
-  });
-  state.origins.rememberAction(
-    action.actionId,
-    {
-      kind: 'action',
-      owner,
-      taskId: task.id,
+    expiresAt: now + state.ttlMs,
+    origin: {
       agent: ctx.agentSlug,
       client,
       contextId: task.contextId,
       ...(ctx.caller !== undefined && { caller: ctx.caller }),
+      ...(request !== undefined && { request }),
     },
-    proposal.args ?? {},
-    kept,
-  );
+    kept: { args: proposal.args ?? {}, ...(kept !== undefined && { continuation: kept }) },
+  };
+  let created: PendingAction | Promise<PendingAction>;
+  try {
+    created = state.actions.create(input, now);
+  } catch (error) {
+    return createRefusal(state, ctx, task, error);
+  }
+  // The memory store answers at once (the turn parks in the same step); a durable store once
+  // its record is written, so the task is never parked on an action nobody can find.
+  if (created instanceof Promise) {
+    return created.then(
+      (action) => parked(state, ctx, owner, task, action, now),
+      (error: unknown) => createRefusal(state, ctx, task, error),
+    );
+  }
+  return parked(state, ctx, owner, task, created, now);
+}
+
+/** The refusal of an action the store would not take (full, or the principal at its quota). */
+function createRefusal(state: GateState, ctx: CallContext, task: Task, error: unknown): ParkOutcome {
+  const { trail } = state;
+  if (isApprovalError(error, 'store_full')) {
+    return trail.refusal(ctx, task, 'store_full', 'Too many actions are waiting for approval; try again later.');
+  }
+  if (isApprovalError(error, 'principal_quota')) {
+    return trail.refusal(
+      ctx,
+      task,
+      'principal_quota',
+      'Too many of your actions are waiting for approval (approvals.maxPendingPerPrincipal); wait for a decision, then try again.',
+    );
+  }
+  throw error;
+}
+
+/** The action is recorded: audited (or withdrawn when the audit cannot be written), and the task parks on it. */
+function parked(
+  state: GateState,
+  ctx: CallContext,
+  owner: string,
+  task: Task,
+  action: PendingAction,
+  now: number,
+): ParkOutcome {
+  state.trail.writeOrUndo(() => void state.actions.withdraw(owner, task.id, now), {
+    type: 'a2a.approval.requested',
+    ...taskRowFields(ctx, task, now),
+    actionId: action.actionId,
+    tool: action.tool,
+    level: action.level,
+    user: action.decider.userId,
+    ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
+  });
+  state.origins.rememberAction(task.id, action.actionId);
   // A person's page when there is one (the console, opened on this action); else the JSON endpoint.
   const url = state.consoleLinks
     ? `${state.baseUrl()}/console#action-${action.actionId}`
     : `${state.baseUrl()}/approvals/${action.actionId}`;
-  const info = levelView(level);
+  const info = levelView(action.level);
   return {
     kind: 'park',
     parts: [
       {
         kind: 'text',
         text:
-          `Approval needed: the agent wants to run "${tool}" (${level}, ${info.levelName}). ` +
+          `Approval needed: the agent wants to run "${action.tool}" (${action.level}, ${info.levelName}). ` +
           `The person who answers for this caller must approve it (${url}); then send any message on this task to go on. ` +
           'A reply on the task is not an approval.',
       },
       { kind: 'data', data: actionDataPart(action, url) as unknown as JsonValue },
     ],
   };
+}
+
+/** Characters of the caller's request a person's card shows. */
+const REQUEST_LINE_CHARS = 200;
+
+/**
+ * The first line of the caller's latest message, scrubbed (configured secrets, tokens, email
+ * addresses), cut, and with invisible and bidi controls escaped: what the person's card shows.
+ */
+function requestLine(task: Task, secrets: readonly string[]): string | undefined {
+  for (let index = task.history.length - 1; index >= 0; index--) {
+    const message = task.history[index];
+    if (message?.role !== 'user') continue;
+    const text = message.parts.find((part) => part.kind === 'text');
+    const line =
+      text?.kind === 'text' ? text.text.split(/\r?\n/).find((candidate) => candidate.trim() !== '') : undefined;
+    if (line === undefined) return undefined;
+    const { value } = redactActionArgs(line.trim(), { secrets, maxStringLength: REQUEST_LINE_CHARS });
+    return typeof value === 'string' ? escapeText(value) : undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -206,7 +255,7 @@ export async function resumeAction(
       state.trail.reparked(ctx, task, actionId, now);
       return { kind: 'repark' };
     case 'fail': {
-      const kept = state.origins.take(actionId);
+      const kept = await state.actions.take(actionId);
       if (action !== undefined && kept?.continuation !== undefined && state.continueOnDenied.has(ctx.agentSlug)) {
         // The agent goes on without the action: its backend tells its model why.
         return {
@@ -237,7 +286,7 @@ export async function resumeAction(
     if (isApprovalError(error, 'already_consumed')) return { kind: 'repark' };
     throw error;
   }
-  const kept = state.origins.take(actionId);
+  const kept = await state.actions.take(actionId);
   const args = kept !== undefined ? kept.args : consumed.args;
   state.trail.write(
     {

@@ -47,7 +47,7 @@ export function askPerson(
     return { kind: 'park', parts: [{ kind: 'text', text: remote.question }] };
   }
   const now = state.now();
-  state.origins.prune(now, state.actions, state.questions);
+  state.origins.prune(now, state.questions);
   let question: PendingQuestion;
   try {
     question = state.questions.create(
@@ -226,6 +226,14 @@ export function answerQuestion(
     },
     false,
   );
-  state.decided?.(questionId);
+  const origin = state.origins.origin(questionId);
+  if (origin !== undefined) {
+    state.decided?.({
+      owner: origin.owner,
+      taskId: origin.taskId,
+      agent: origin.agent,
+      ...(origin.caller !== undefined && { caller: origin.caller }),
+    });
+  }
   return questionView(answered, now);
 }

@@ -4,9 +4,10 @@
  * or used after it expires, and an approval is consumed exactly once, by the task it was
  * proposed on.
  *
- * The interface is async so a shared (PostgreSQL) store can implement it later; the in-memory
- * store does each operation without an `await` between its check and its write, so two calls
- * racing on one action can never both succeed (JavaScript runs one of them to completion first).
+ * Two stores implement it: `memory-store.ts` (one process; each operation has no `await` between
+ * its check and its write, so two calls racing on one action can never both succeed) and
+ * `records-store.ts` (over a durable task store's records, SQLite or PostgreSQL: the same rules,
+ * each change of state a conditional write, so they hold across replicas and restarts).
  *
  * @example
  * ```ts
@@ -20,8 +21,6 @@ import { randomBytes } from 'node:crypto';
 import { mayDecide, type DecisionActor, type Decider } from './decider.js';
 import type { AutonomyLevel } from './ladder.js';
 import type { JsonValue } from './redact.js';
-import { PendingQuota } from './principal-quota.js';
-import { TaskIndex } from './task-index.js';
 import { AirlockError } from '../errors/index.js';
 
 /**
@@ -127,6 +126,46 @@ export interface PendingActionInput {
   readonly level: AutonomyLevel;
   /** Epoch milliseconds; the action can be neither decided nor consumed from then on. */
   readonly expiresAt: number;
+  /** Where it came from (views, audit rows, the resume after the decision). */
+  readonly origin?: ActionOrigin;
+  /** What is handed back once and never shown: the unredacted arguments, the continuation. */
+  readonly kept?: KeptForAction;
+}
+
+/**
+ * Where an action came from: the task's agent, client and context, the caller (to resume the
+ * task as that caller after the decision), and the first line of the request that started the
+ * turn (scrubbed, for the person's card).
+ *
+ * @example
+ * ```ts
+ * const origin: ActionOrigin = { agent: 'ops', client: 'ops-bot', contextId: 'c-1', caller: { clientId: 'ops-bot', kind: 'client' } };
+ * ```
+ */
+export interface ActionOrigin {
+  readonly agent: string;
+  readonly client: string;
+  readonly contextId: string;
+  readonly caller?: {
+    readonly clientId: string;
+    readonly kind: 'client' | 'service' | 'delegated';
+    readonly subject?: string;
+  };
+  readonly request?: string;
+}
+
+/**
+ * What the backend proposed, unredacted, and what it kept to go on: handed back once, when the
+ * approval is used or the denial reaches the agent ({@link ApprovalStore.take}).
+ *
+ * @example
+ * ```ts
+ * const kept: KeptForAction = { args: { path: 'notes.txt', content: 'hello' }, continuation: { round: 2 } };
+ * ```
+ */
+export interface KeptForAction {
+  readonly args: unknown;
+  readonly continuation?: unknown;
 }
 
 /**
@@ -177,6 +216,7 @@ export interface PendingAction {
   readonly decidedBy?: string;
   readonly decidedAt?: number;
   readonly consumedAt?: number;
+  readonly origin?: ActionOrigin;
 }
 
 /**
@@ -212,39 +252,108 @@ export type ApprovalDecision = 'approve' | 'deny';
  * ```
  */
 export interface ApprovalStore {
-  /** Records a pending action for a task that has none open. Throws `task_has_open_action`, `store_full`, `invalid_action`. */
-  create(input: PendingActionInput, now: number): Promise<PendingAction>;
+  /**
+   * Records a pending action for a task that has none open. Throws `task_has_open_action`,
+   * `principal_quota`, `store_full`, `invalid_action`. The memory store answers at once; a
+   * durable one once the record is written (the task parks only then).
+   */
+  create(input: PendingActionInput, now: number): PendingAction | Promise<PendingAction>;
   /** Drops the open (pending or approved) action of a task, e.g. when the task is canceled. */
   withdraw(owner: string, taskId: string, now: number): Promise<boolean>;
   /** The action, only if `owner` owns it; `undefined` otherwise (never reveals another owner's). */
   get(owner: string, actionId: string): Promise<PendingAction | undefined>;
+  /** Any action by id, whoever owns it (the desk checks the person itself). */
+  find(actionId: string): Promise<PendingAction | undefined>;
   /** The latest action proposed on a task (what a resume looks at), owner-scoped. */
   findByTask(owner: string, taskId: string): Promise<PendingAction | undefined>;
   /** Actions awaiting this user's decision at `now`, oldest first (for the console / approvals CLI). */
   listForDecider(userId: string, now: number): Promise<PendingAction[]>;
+  /** Decided (approved or denied), unused and unexpired actions, oldest decision first: what a restart resumes. */
+  decidedWaiting(now: number, limit: number): Promise<PendingAction[]>;
   /** Approves or denies. Throws `not_found`, `not_decider`, `already_decided`, `expired`. */
   decide(actionId: string, actor: DecisionActor, decision: ApprovalDecision, now: number): Promise<PendingAction>;
   /** Uses an approval, exactly once. Throws `not_found`, `not_approved`, `denied`, `expired`, `already_consumed`. */
   consume(actionId: string, taskId: string, now: number): Promise<PendingAction>;
+  /** What was kept hidden with the action (see KeptForAction), once: later calls get `undefined`. */
+  take(actionId: string): Promise<KeptForAction | undefined>;
   /** Drops expired and consumed actions; returns how many were dropped. */
   sweep(now: number): Promise<number>;
 }
 
 /**
- * Options of {@link MemoryApprovalStore}.
+ * Throws `invalid_action` unless `input` is an action the gateway may record at `now`: a person
+ * decides it, it names its task, owner and tool, and it expires later.
  *
  * @example
  * ```ts
- * new MemoryApprovalStore({ maxActions: 100, newActionId: () => 'fixed-id-for-a-test' });
+ * checkNewAction(input, Date.now());
  * ```
  */
-export interface MemoryApprovalStoreOptions {
-  /** The most actions kept at once (default 10 000): a backend cannot grow the store without bound. */
-  readonly maxActions?: number;
-  /** The most open actions of one principal, over all agents (unset: unbounded; the gateway passes `approvals.maxPendingPerPrincipal`, default 100): see PendingQuota. */
-  readonly maxPendingPerPrincipal?: number;
-  /** Makes action ids (default: 32 random bytes, base64url). For tests only. */
-  readonly newActionId?: () => string;
+export function checkNewAction(
+  input: PendingActionInput,
+  now: number,
+): asserts input is PendingActionInput & { readonly decider: Extract<Decider, { kind: 'user' }> } {
+  const { decider } = input;
+  if (
+    decider?.kind !== 'user' ||
+    !nonEmpty(decider.userId) ||
+    !nonEmpty(input.taskId) ||
+    !nonEmpty(input.owner) ||
+    !nonEmpty(input.tool) ||
+    !Number.isFinite(input.expiresAt) ||
+    !Number.isFinite(now) ||
+    input.expiresAt <= now
+  ) {
+    throw new ApprovalError('invalid_action');
+  }
+}
+
+/**
+ * Why `actor` may not decide `action` at `now`, or `undefined` when it may. Who is asked before
+ * what state the action is in: a wrong person learns nothing about it.
+ *
+ * @example
+ * ```ts
+ * const refused = decisionRefusal(action, { kind: 'user', userId: 'person:bob' }, 'approve', now); // 'not_decider'
+ * ```
+ */
+export function decisionRefusal(
+  action: PendingAction | undefined,
+  actor: DecisionActor,
+  decision: ApprovalDecision,
+  now: number,
+): ApprovalErrorCode | undefined {
+  if (action === undefined) return 'not_found';
+  if (!mayDecide(action.decider, actor)) return 'not_decider';
+  if (action.state !== 'pending') return 'already_decided';
+  if (!Number.isFinite(now) || approvalStatus(action, now) === 'expired') return 'expired';
+  if (decision !== 'approve' && decision !== 'deny') return 'invalid_action';
+  return undefined;
+}
+
+/**
+ * Why `action` may not be used by `taskId` at `now`, or `undefined` when it may.
+ *
+ * @example
+ * ```ts
+ * consumeRefusal(action, taskId, now); // 'not_approved' while the person has not decided
+ * ```
+ */
+export function consumeRefusal(
+  action: PendingAction | undefined,
+  taskId: string,
+  now: number,
+): ApprovalErrorCode | undefined {
+  if (action === undefined || action.taskId !== taskId) return 'not_found';
+  if (action.state === 'consumed') return 'already_consumed';
+  if (action.state === 'denied') return 'denied';
+  if (!Number.isFinite(now) || approvalStatus(action, now) === 'expired') return 'expired';
+  if (action.state !== 'approved') return 'not_approved';
+  return undefined;
+}
+
+function nonEmpty(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
 }
 
 /**
@@ -257,206 +366,4 @@ export interface MemoryApprovalStoreOptions {
  */
 export function newActionId(): string {
   return randomBytes(32).toString('base64url');
-}
-
-/**
- * The in-memory {@link ApprovalStore}: one process only (a replicated gateway needs a shared
- * store). Bounded by `maxActions`; when full, expired and consumed actions are swept first, and
- * if it is still full `create` throws `store_full` rather than dropping someone's open action.
- *
- * @example
- * ```ts
- * const store = new MemoryApprovalStore();
- * const pending = await store.listForDecider('alice', Date.now());
- * ```
- */
-export class MemoryApprovalStore implements ApprovalStore {
-  readonly #actions = new Map<string, PendingAction>();
-  /** The latest action on each owner's task. */
-  readonly #byTask = new TaskIndex();
-  readonly #maxActions: number;
-  readonly #perPrincipal: PendingQuota;
-  readonly #newActionId: () => string;
-
-  constructor(options: MemoryApprovalStoreOptions = {}) {
-    const max = options.maxActions;
-    this.#maxActions = typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : 10_000;
-    this.#perPrincipal = new PendingQuota(options.maxPendingPerPrincipal);
-    this.#newActionId = options.newActionId ?? newActionId;
-  }
-
-  /** How many actions are held (for metrics and tests). */
-  get size(): number {
-    return this.#actions.size;
-  }
-
-  async create(input: PendingActionInput, now: number): Promise<PendingAction> {
-    return this.createNow(input, now);
-  }
-
-  /**
-   * `create`, synchronously: the gateway parks a task inside one synchronous step of its turn
-   * (a backend whose events are all ready never waits), and this store needs no I/O.
-   *
-   * @example
-   * ```ts
-   * const action = store.createNow({ taskId, owner, decider, tool, args, level: 'L4', expiresAt }, Date.now());
-   * ```
-   */
-  createNow(input: PendingActionInput, now: number): PendingAction {
-    const { decider } = input;
-    if (
-      decider?.kind !== 'user' ||
-      !nonEmpty(decider.userId) ||
-      !nonEmpty(input.taskId) ||
-      !nonEmpty(input.owner) ||
-      !nonEmpty(input.tool) ||
-      !Number.isFinite(input.expiresAt) ||
-      !Number.isFinite(now) ||
-      input.expiresAt <= now
-    ) {
-      throw new ApprovalError('invalid_action');
-    }
-    const previous = this.#latestFor(input.owner, input.taskId);
-    if (previous !== undefined) {
-      const status = approvalStatus(previous, now);
-      if (status === 'pending' || status === 'approved') throw new ApprovalError('task_has_open_action');
-    }
-    // The caller's own share first: one principal at its quota never makes the store full for others.
-    const open = (id: string): boolean => {
-      const held = this.#actions.get(id);
-      const status = held === undefined ? undefined : approvalStatus(held, now);
-      return status === 'pending' || status === 'approved';
-    };
-    if (!this.#perPrincipal.hasRoom(input.owner, open)) throw new ApprovalError('principal_quota');
-    if (this.#actions.size >= this.#maxActions) this.#sweepNow(now);
-    if (this.#actions.size >= this.#maxActions) throw new ApprovalError('store_full');
-
-    const actionId = this.#newActionId();
-    // A collision of 256 random bits does not happen; an injected generator might repeat.
-    if (this.#actions.has(actionId)) throw new ApprovalError('invalid_action');
-    const action: PendingAction = Object.freeze({
-      actionId,
-      taskId: input.taskId,
-      owner: input.owner,
-      decider: Object.freeze({ kind: 'user', userId: decider.userId, via: decider.via }),
-      tool: input.tool,
-      args: deepFreeze(structuredClone(input.args)),
-      level: input.level,
-      createdAt: now,
-      expiresAt: input.expiresAt,
-      state: 'pending',
-    });
-    if (previous !== undefined) {
-      this.#actions.delete(previous.actionId);
-      this.#perPrincipal.remove(previous.owner, previous.actionId);
-    }
-    this.#actions.set(actionId, action);
-    this.#byTask.set(input.owner, input.taskId, actionId);
-    this.#perPrincipal.add(input.owner, actionId);
-    return action;
-  }
-
-  async withdraw(owner: string, taskId: string, now: number): Promise<boolean> {
-    const action = this.#latestFor(owner, taskId);
-    if (action === undefined) return false;
-    const status = approvalStatus(action, now);
-    if (status !== 'pending' && status !== 'approved') return false;
-    this.#actions.delete(action.actionId);
-    this.#byTask.delete(owner, taskId, action.actionId);
-    this.#perPrincipal.remove(owner, action.actionId);
-    return true;
-  }
-
-  /** Any action by id, whoever owns it (the desk checks the person itself). */
-  peek(actionId: string): PendingAction | undefined {
-    return this.#actions.get(actionId);
-  }
-
-  async get(owner: string, actionId: string): Promise<PendingAction | undefined> {
-    const action = this.#actions.get(actionId);
-    return action !== undefined && action.owner === owner ? action : undefined;
-  }
-
-  async findByTask(owner: string, taskId: string): Promise<PendingAction | undefined> {
-    return this.#latestFor(owner, taskId);
-  }
-
-  async listForDecider(userId: string, now: number): Promise<PendingAction[]> {
-    const out: PendingAction[] = [];
-    for (const action of this.#actions.values()) {
-      if (action.decider.userId === userId && approvalStatus(action, now) === 'pending') out.push(action);
-    }
-    return out.sort((a, b) => a.createdAt - b.createdAt);
-  }
-
-  async decide(
-    actionId: string,
-    actor: DecisionActor,
-    decision: ApprovalDecision,
-    now: number,
-  ): Promise<PendingAction> {
-    const action = this.#actions.get(actionId);
-    if (action === undefined) throw new ApprovalError('not_found');
-    // Who is asked before what state the action is in: a wrong person learns nothing about it.
-    if (!mayDecide(action.decider, actor)) throw new ApprovalError('not_decider');
-    if (action.state !== 'pending') throw new ApprovalError('already_decided');
-    if (!Number.isFinite(now) || approvalStatus(action, now) === 'expired') throw new ApprovalError('expired');
-    if (decision !== 'approve' && decision !== 'deny') throw new ApprovalError('invalid_action');
-    const decided: PendingAction = Object.freeze({
-      ...action,
-      state: decision === 'approve' ? 'approved' : 'denied',
-      decidedBy: actor.userId,
-      decidedAt: now,
-    });
-    this.#actions.set(actionId, decided);
-    return decided;
-  }
-
-  async consume(actionId: string, taskId: string, now: number): Promise<PendingAction> {
-    const action = this.#actions.get(actionId);
-    if (action === undefined || action.taskId !== taskId) throw new ApprovalError('not_found');
-    if (action.state === 'consumed') throw new ApprovalError('already_consumed');
-    if (action.state === 'denied') throw new ApprovalError('denied');
-    if (!Number.isFinite(now) || approvalStatus(action, now) === 'expired') throw new ApprovalError('expired');
-    if (action.state !== 'approved') throw new ApprovalError('not_approved');
-    const consumed: PendingAction = Object.freeze({ ...action, state: 'consumed', consumedAt: now });
-    this.#actions.set(actionId, consumed);
-    return consumed;
-  }
-
-  async sweep(now: number): Promise<number> {
-    return this.#sweepNow(now);
-  }
-
-  /** Drops what can never be used again. Denied actions are kept until they expire, so a resume still reads "denied". */
-  #sweepNow(now: number): number {
-    let dropped = 0;
-    for (const action of this.#actions.values()) {
-      if (action.state === 'consumed' || now >= action.expiresAt) {
-        this.#actions.delete(action.actionId);
-        this.#byTask.delete(action.owner, action.taskId, action.actionId);
-        this.#perPrincipal.remove(action.owner, action.actionId);
-        dropped++;
-      }
-    }
-    return dropped;
-  }
-
-  #latestFor(owner: string, taskId: string): PendingAction | undefined {
-    const actionId = this.#byTask.get(owner, taskId);
-    return actionId === undefined ? undefined : this.#actions.get(actionId);
-  }
-}
-
-function nonEmpty(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) deepFreeze(item);
-    Object.freeze(value);
-  }
-  return value;
 }

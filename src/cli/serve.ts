@@ -20,7 +20,7 @@ import {
 import type { SharedLimits } from '../server/limits/shared/index.js';
 import { createLogger, type Logger, type LogLevel } from '../server/log.js';
 import type { TaskEventBus } from '../tasks/events.js';
-import { AirlockError } from '../errors/index.js';
+import { AirlockError, errorCode } from '../errors/index.js';
 import { startToolServers } from '../server/tools.js';
 import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
@@ -185,6 +185,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     agents: config.agents.length,
     clients: config.clients.length,
     store: describeTaskStoreSpec(spec),
+  });
+  // Decisions made before a restart (or on a replica that stopped) move their tasks on now.
+  await gateway.resumeDecided().catch((error: unknown) => {
+    logger.warn({ event: 'decided_actions_not_resumed', error: errorCode(error) });
   });
 
   let stopping = false;

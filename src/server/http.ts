@@ -96,6 +96,13 @@ export interface Gateway {
    */
   recoverInterrupted(): Promise<number>;
   /**
+   * Resumes the tasks whose action a person decided and no process used yet: with a durable
+   * store, a decision made just before a restart (or on a replica that stopped) still moves its
+   * task on. Call once after `listen`. Resolves with how many were handed on; 0 for the memory
+   * store.
+   */
+  resumeDecided(): Promise<number>;
+  /**
    * Where a task store opened before the gateway (a database store, by `airlock serve`) reports
    * its quota refusals and parked tasks failed by their TTL: each becomes an audit row.
    */
@@ -152,6 +159,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     logger,
     port: () => port,
     onDecided: (task) => decided.resume?.(task),
+    ...(store.approvals !== undefined && { records: store.approvals }),
   });
   const observe = approvals.observe(audit.taskObserver());
   const service = new TaskService({
@@ -291,6 +299,12 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       });
       if (failed > 0) logger.warn({ event: 'tasks_failed_after_restart', count: failed });
       return failed;
+    },
+    resumeDecided: async () => {
+      if (store.approvals === undefined) return 0;
+      const handed = await approvals.desk.resumeDecided();
+      if (handed > 0) logger.info({ event: 'decided_actions_resumed', count: handed });
+      return handed;
     },
     listen: () =>
       new Promise((resolve, reject) => {

@@ -121,16 +121,23 @@ export type ResumeOutcome =
   | { readonly kind: 'fail'; readonly message: string; readonly reason: 'action_denied' | 'action_expired' };
 
 /**
- * Where turns that need a person go (src/approvals/gate.ts). `propose` and `ask` are
- * synchronous, so a backend whose events are all ready (`runSync`) still ends its turn in one
- * step; `resume` may wait for a store.
+ * Where turns that need a person go (src/approvals/gate.ts). `ask`, and `propose` over the
+ * memory store, are synchronous, so a backend whose events are all ready (`runSync`) still ends
+ * its turn in one step; `propose` over a durable store answers once the action is recorded (the
+ * turn then ends when it does), and `resume` may wait for a store.
  */
 export interface ParkingGate {
   /**
    * A turn of `task` (owned by `owner`) ended with a proposed action, and what the backend keeps
    * to go on after the decision (handed back in `approvedAction` / `deniedAction`).
    */
-  propose(ctx: CallContext, owner: string, task: Task, action: ProposedAction, continuation?: unknown): ParkOutcome;
+  propose(
+    ctx: CallContext,
+    owner: string,
+    task: Task,
+    action: ProposedAction,
+    continuation?: unknown,
+  ): ParkOutcome | Promise<ParkOutcome>;
   /** A turn ended with a remote agent's question for the person. */
   ask(ctx: CallContext, owner: string, task: Task, question: RemoteQuestion): ParkOutcome;
   /** A message arrived on `task`, which is interrupted (input-required or auth-required). */

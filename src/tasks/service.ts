@@ -168,7 +168,7 @@ export class TaskService {
     if (params.configuration.returnImmediately) {
       await this.#bridge.acknowledge(live);
       const snapshot = live.task;
-      this.#bridge.drive(live, undefined);
+      void this.#bridge.drive(live, undefined);
       return { kind: 'task', task: withHistory(snapshot, historyLength) };
     }
     const pulled = this.#bridge.first(live, source);
@@ -177,7 +177,7 @@ export class TaskService {
       return { kind: 'message', message: this.#bridge.directReply(live, source, first) };
     }
     await this.#bridge.acknowledge(live);
-    this.#bridge.drive(live, first);
+    void this.#bridge.drive(live, first);
     if (!live.paused) {
       await new Promise<void>((resolve) => {
         live.onPause = resolve;
@@ -220,7 +220,9 @@ export class TaskService {
     }
     // The turn's one write, made below: every change until then rides along with it.
     live.writeQueued = true;
-    this.#bridge.drive(live, first);
+    const recording = this.#bridge.drive(live, first);
+    // Only a turn that proposed an action a durable store records first is not over yet.
+    if (recording !== undefined) await recording;
     live.writeQueued = false;
     try {
       await this.#parts.writes.putNewest(live);
@@ -255,7 +257,7 @@ export class TaskService {
     await this.#bridge.acknowledge(live);
     const queue = followTask(this.#parts.bus, this.#replicas, live.task.id);
     queue.first({ kind: 'task', task: withHistory(live.task, params.configuration.historyLength) });
-    this.#bridge.drive(live, first);
+    void this.#bridge.drive(live, first);
     return queue.events;
   }
 
@@ -282,7 +284,7 @@ export class TaskService {
     }
     this.#bridge.open(live, true);
     await this.#bridge.acknowledge(live);
-    this.#bridge.drive(live, undefined);
+    void this.#bridge.drive(live, undefined);
     return live.task;
   }
 

@@ -12,6 +12,7 @@
  * const none = await store.get(other, task.id);   // undefined
  * ```
  */
+import type { ApprovalRecords } from './stores/approval-records.js';
 import type { Task, TaskState } from '../protocol/model.js';
 
 export interface TaskQuery {
@@ -77,6 +78,12 @@ export interface TaskStore {
    * replicas share the store (their running tasks are not a dead process's).
    */
   failRunning?(settle: (task: Task, owner: string) => Task): Promise<number>;
+  /**
+   * Where a durable store keeps the actions waiting for a person (SQLite, PostgreSQL), so that
+   * they outlive the process and any replica can decide them. Absent in the memory store: the
+   * approvals service then keeps them in its own memory.
+   */
+  readonly approvals?: ApprovalRecords;
   /** Frees timers and connections. */
   close(): Promise<void>;
 }

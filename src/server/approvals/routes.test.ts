@@ -17,7 +17,8 @@ import type {
 import { levelView } from '../../approvals/desk.js';
 import { argsView } from '../../approvals/display.js';
 import { redactActionArgs } from '../../approvals/redact.js';
-import { ApprovalError, approvalStatus, MemoryApprovalStore, type PendingAction } from '../../approvals/store.js';
+import { MemoryApprovalStore } from '../../approvals/memory-store.js';
+import { ApprovalError, approvalStatus, type PendingAction } from '../../approvals/store.js';
 import { hashToken } from '../../config/tokens.js';
 import { PersonAuthenticator } from '../auth/persons.js';
 import { AuthFailureLimiter } from '../limits/address-failures.js';
@@ -69,7 +70,7 @@ class TestDesk implements ApprovalDesk {
       { to: 'bob@example.com', subject: 'hi', apiKey: 'sk-live-0123456789' },
       { secrets: [] },
     );
-    const action = await this.store.create(
+    const action = this.store.create(
       {
         taskId,
         owner,

@@ -9,6 +9,7 @@
  * const service = new TaskService({ store, gate: approvals.desk, observe: approvals.observe(auditObserver) });
  * ```
  */
+import type { ApprovalRecords } from '../../tasks/stores/approval-records.js';
 import { ApprovalService, type DecidedTask } from '../../approvals/gate.js';
 import type { AutonomyLevel } from '../../approvals/ladder.js';
 import { auditTime } from '../../audit/events.js';
@@ -56,6 +57,8 @@ export function openApprovals(options: {
   port: () => number;
   /** Told of the task behind each decision and answer: the gateway resumes it (see resume-decided.ts). */
   onDecided?: (task: DecidedTask) => void;
+  /** The durable task store's approval records: pending actions outlive the process (absent: memory). */
+  records?: ApprovalRecords;
 }): GatewayApprovals {
   const { config, audit, auth, authFailures, logger } = options;
   const settings = config.approvals;
@@ -79,6 +82,7 @@ export function openApprovals(options: {
     audit: (event, required) => audit.record(event, required),
     baseUrl: () => config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${options.port()}`,
     ...(options.onDecided !== undefined && { onDecided: options.onDecided }),
+    ...(options.records !== undefined && { records: options.records }),
   });
   const routes =
     settings === undefined

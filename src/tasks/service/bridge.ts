@@ -138,14 +138,17 @@ export class TurnBridge {
 
   /**
    * Runs the turn to its outcome. Never throws: failures become a failed task. A synchronous
-   * source is pulled without awaiting, so such a turn is over when this returns.
+   * source is pulled without awaiting, so such a turn is over when this returns, unless it
+   * proposed an action a durable store records: then the promise returned settles when the turn
+   * is over.
    */
-  drive(live: LiveTask, first: IteratorResult<AgentEvent> | undefined): void {
+  drive(live: LiveTask, first: IteratorResult<AgentEvent> | undefined): Promise<void> | undefined {
     const source = live.source;
     // No source: the turn was refused, or canceled before it could start.
-    if (source === undefined || live.aborted) return;
-    if (source.sync) this.#driveSync(live, source.iterator, first);
-    else void this.#driveAsync(live, source.iterator, first);
+    if (source === undefined || live.aborted) return undefined;
+    if (source.sync) return this.#driveSync(live, source.iterator, first);
+    void this.#driveAsync(live, source.iterator, first);
+    return undefined;
   }
 
   /**
@@ -174,7 +177,12 @@ export class TurnBridge {
    * the async function's promise and frame cost more than the loop). A turn pulled here is
    * over when drive returns: TaskService#sendReady stores it once, right after.
    */
-  #driveSync(live: LiveTask, iterator: Iterator<AgentEvent>, first: IteratorResult<AgentEvent> | undefined): void {
+  #driveSync(
+    live: LiveTask,
+    iterator: Iterator<AgentEvent>,
+    first: IteratorResult<AgentEvent> | undefined,
+  ): Promise<void> | undefined {
+    let recording: Promise<void> | undefined;
     try {
       if (live.task.status.state !== 'working') this.#transition(live, 'working');
       let next = first ?? iterator.next();
@@ -183,7 +191,13 @@ export class TurnBridge {
           this.#finish(live, 'failed', NO_OUTCOME);
           break;
         }
-        if (this.#apply(live, next.value)) {
+        const applied = this.#apply(live, next.value);
+        if (typeof applied !== 'boolean') {
+          // The action is being recorded: the rest of the turn goes on when it is.
+          recording = this.#afterRecorded(live, applied);
+          return recording;
+        }
+        if (applied) {
           // An action the ladder allows without asking: the backend's next turn takes it.
           const source = this.#continueTurn(live);
           if (source === undefined || !source.sync) break;
@@ -194,8 +208,23 @@ export class TurnBridge {
     } catch (error) {
       this.#turnFailed(live, error);
     } finally {
-      this.#endTurn(live);
+      if (recording === undefined) this.#endTurn(live);
     }
+    return undefined;
+  }
+
+  /** A synchronous turn whose proposed action a durable store records: ends it once recorded. */
+  async #afterRecorded(live: LiveTask, applied: Promise<boolean>): Promise<void> {
+    try {
+      if (await applied) {
+        const source = this.#continueTurn(live);
+        // The turn goes on synchronously (and ends itself there).
+        if (source?.sync === true) return await this.#driveSync(live, source.iterator, undefined);
+      }
+    } catch (error) {
+      this.#turnFailed(live, error);
+    }
+    this.#endTurn(live);
   }
 
   async #driveAsync(
@@ -211,7 +240,8 @@ export class TurnBridge {
           this.#finish(live, 'failed', NO_OUTCOME);
           break;
         }
-        if (this.#apply(live, next.value)) {
+        const applied = this.#apply(live, next.value);
+        if (typeof applied === 'boolean' ? applied : await applied) {
           const source = this.#continueTurn(live);
           if (source === undefined || source.sync) break;
           iterator = source.iterator;
@@ -248,8 +278,11 @@ export class TurnBridge {
     if (source !== undefined) closeSource(source);
   }
 
-  /** Applies one backend event. Returns true when the turn reached its outcome. */
-  #apply(live: LiveTask, event: AgentEvent): boolean {
+  /**
+   * Applies one backend event. Returns true when the turn reached its outcome; a promise of it
+   * for an action a durable store records first.
+   */
+  #apply(live: LiveTask, event: AgentEvent): boolean | Promise<boolean> {
     switch (event.type) {
       case 'working': {
         const text = scrubText(live, event.text);
@@ -300,16 +333,23 @@ export class TurnBridge {
         return true;
       case 'propose-action': {
         const gate = this.#parts.gate;
-        return this.#parked(
-          live,
-          gate === undefined
-            ? {
-                kind: 'refuse',
-                message: 'The agent proposed a guarded action, and this gateway has no approvals configured.',
-                reason: 'action_refused',
-              }
-            : gate.propose(live.ctx, live.owner, live.task, event.action, event.continuation),
-        );
+        if (gate === undefined) {
+          return this.#parked(live, {
+            kind: 'refuse',
+            message: 'The agent proposed a guarded action, and this gateway has no approvals configured.',
+            reason: 'action_refused',
+          });
+        }
+        const outcome = gate.propose(live.ctx, live.owner, live.task, event.action, event.continuation);
+        if (!(outcome instanceof Promise)) return this.#parked(live, outcome);
+        return outcome.then((recorded) => {
+          // Canceled while the action was recorded: it must not wait for a person.
+          if (live.aborted) {
+            gate.withdraw(live.owner, live.task.id);
+            return true;
+          }
+          return this.#parked(live, recorded);
+        });
       }
       case 'ask-person': {
         const gate = this.#parts.gate;

@@ -32,6 +32,8 @@
  * await store.close();
  * ```
  */
+import type { ApprovalRecords } from './approval-records.js';
+import { PostgresApprovalRecords } from './postgres/approvals.js';
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
@@ -87,6 +89,8 @@ const FAIL_RUNNING_BATCH = 500;
 export class PostgresTaskStore implements TaskStore {
   /** What the migrations did when this store was opened. */
   readonly migration: MigrationReport;
+  /** The actions waiting for a person and their decisions, shared by every replica (see approval-records.ts). */
+  readonly approvals: ApprovalRecords;
   private readonly pool: Pool;
   private readonly sql: Statements;
   private readonly shareSql: ShareStatements;
@@ -163,6 +167,7 @@ export class PostgresTaskStore implements TaskStore {
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.sql = statementsFor(quoteIdentifier(settings.schema));
     this.shareSql = shareStatementsFor(quoteIdentifier(settings.schema));
+    this.approvals = new PostgresApprovalRecords(pool, quoteIdentifier(settings.schema));
     this.shares = resolveFairShares(STORE_NAME, options);
     this.commits = new GroupCommit((rows) => this.writeRows(rows), STORE_NAME);
     this.listing = {

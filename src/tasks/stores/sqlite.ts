@@ -66,6 +66,8 @@ import type { MigrationReport } from './migrations/plan.js';
 import { isStorableKey, statusMsOf } from './page-token.js';
 import { resolveRetention } from './retention.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, guard, openDatabase, STORE_NAME } from './sqlite/database.js';
+import type { ApprovalRecords } from './approval-records.js';
+import { SqliteApprovalRecords } from './sqlite/approvals.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { checkShare, parkedIdle, prepareShareStatements, type SqliteShareStatements } from './sqlite/shares.js';
 import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
@@ -117,6 +119,8 @@ export interface SqliteTaskStoreOptions extends FairShareLimits {
 export class SqliteTaskStore implements TaskStore {
   /** What the migrations did when this store was opened. */
   readonly migration: MigrationReport;
+  /** The actions waiting for a person and their decisions (see approval-records.ts). */
+  readonly approvals: ApprovalRecords;
   private readonly db: SqliteDatabase;
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
@@ -187,6 +191,7 @@ export class SqliteTaskStore implements TaskStore {
       this.db = db;
       this.sql = prepareStatements(db);
       this.shareSql = prepareShareStatements(db);
+      this.approvals = new SqliteApprovalRecords(db);
     } catch (error) {
       db.close();
       throw error;

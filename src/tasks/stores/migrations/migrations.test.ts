@@ -118,10 +118,12 @@ describe('pendingMigrations', () => {
     assert.deepEqual(SQLITE_MIGRATIONS.map(checksumOf), [
       '0b44a75760d50837ddfcfff88c7f02f27dbda57813f7ac5a0d82a068cf458cfd',
       '7362e974742c391b16ab0fc2919a1466eea0e6a38b69c20232625a20b14d3d6d',
+      '0d1c2ce3213042b92e6deb9401bdb01d90af189df64cfcd789cc627c0f0647f3',
     ]);
     assert.deepEqual(POSTGRES_MIGRATIONS.map(checksumOf), [
       '4684d469ba02478198e53641ffd9b76cabad3ec4fe8a7c03359d4952a39ec372',
       '7362e974742c391b16ab0fc2919a1466eea0e6a38b69c20232625a20b14d3d6d',
+      '6a6d94c7d173a51796c6a53382b86443699fcab3ef3f75749acd32f0eecb8913',
     ]);
   });
 });
@@ -201,7 +203,7 @@ describe('choosing and opening a store', () => {
     await memory.close();
     const sqlite = await openTaskStore(sqliteSpecForDataDir(join(tempDir(), 'data')));
     assert.ok(sqlite instanceof SqliteTaskStore);
-    assert.deepEqual(sqlite.migration.applied, [1, 2]);
+    assert.deepEqual(sqlite.migration.applied, [1, 2, 3]);
     await sqlite.close();
   });
 
@@ -210,7 +212,7 @@ describe('choosing and opening a store', () => {
     const store = await openTaskStore({ type: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 });
     try {
       assert.ok(store instanceof PostgresTaskStore);
-      assert.deepEqual(store.migration.applied, [1, 2]);
+      assert.deepEqual(store.migration.applied, [1, 2, 3]);
     } finally {
       await store.close();
       await withClient((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));

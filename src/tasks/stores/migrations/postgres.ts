@@ -21,6 +21,10 @@
  * finds parked tasks past their idle TTL without reading the others. A principal's shares are
  * counted on `tasks_owner_state_list` (an owner range; state and updated_at are in the index).
  *
+ * Version 3: `approval_actions`, as in SQLite (see `migrations/sqlite.ts`): the actions waiting
+ * for a person and their decisions, shared by every replica. Decisions and uses are conditional
+ * updates, so two replicas never both decide or both use one action.
+ *
  * @example
  * ```ts
  * const client = await pool.connect();
@@ -70,6 +74,32 @@ CREATE INDEX tasks_eviction ON tasks (updated_at) WHERE terminal;
     name: 'parked tasks',
     sql: `
 CREATE INDEX tasks_parked ON tasks (updated_at) WHERE state IN ('input-required', 'auth-required');
+`,
+  },
+  {
+    version: 3,
+    name: 'approval actions',
+    sql: `
+CREATE TABLE approval_actions (
+  action_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  task_id TEXT COLLATE "C" NOT NULL,
+  owner TEXT COLLATE "C" NOT NULL,
+  principal TEXT COLLATE "C" NOT NULL,
+  decider TEXT COLLATE "C" NOT NULL,
+  state TEXT COLLATE "C" NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'consumed')),
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  decided_by TEXT,
+  decided_at BIGINT,
+  consumed_at BIGINT,
+  body TEXT NOT NULL,
+  kept TEXT
+);
+CREATE INDEX approval_actions_task ON approval_actions (owner, task_id, created_at);
+CREATE INDEX approval_actions_pending ON approval_actions (decider, created_at) WHERE state = 'pending';
+CREATE INDEX approval_actions_open ON approval_actions (principal, expires_at) WHERE state IN ('pending', 'approved');
+CREATE INDEX approval_actions_decided ON approval_actions (decided_at) WHERE state IN ('approved', 'denied');
+CREATE INDEX approval_actions_expiry ON approval_actions (expires_at);
 `,
   },
 ];

@@ -24,6 +24,12 @@
  * finds parked tasks past their idle TTL without reading the others. A principal's shares are
  * counted on `tasks_owner_state_list` (owner range, state, updated_at: all in the index).
  *
+ * Version 3: `approval_actions`, the actions waiting for a person and their decisions (see
+ * `tasks/stores/approval-records.ts`): the task's latest action, a person's pending ones, a
+ * principal's open ones (its quota), the decided ones waiting to be used (resumed after a
+ * restart) and the expiry sweep each have their index. `body` is the approvals layer's JSON;
+ * `kept` the unredacted arguments and the agent's continuation, cleared when they are used.
+ *
  * @example
  * ```ts
  * const db = new Database('/var/lib/airlock/airlock.db');
@@ -75,6 +81,32 @@ CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count S
     name: 'parked tasks',
     sql: `
 CREATE INDEX tasks_parked ON tasks (updated_at) WHERE state IN ('input-required', 'auth-required');
+`,
+  },
+  {
+    version: 3,
+    name: 'approval actions',
+    sql: `
+CREATE TABLE approval_actions (
+  action_id TEXT NOT NULL PRIMARY KEY,
+  task_id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  decider TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'consumed')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  decided_by TEXT,
+  decided_at INTEGER,
+  consumed_at INTEGER,
+  body TEXT NOT NULL,
+  kept TEXT
+);
+CREATE INDEX approval_actions_task ON approval_actions (owner, task_id, created_at);
+CREATE INDEX approval_actions_pending ON approval_actions (decider, created_at) WHERE state = 'pending';
+CREATE INDEX approval_actions_open ON approval_actions (principal, expires_at) WHERE state IN ('pending', 'approved');
+CREATE INDEX approval_actions_decided ON approval_actions (decided_at) WHERE state IN ('approved', 'denied');
+CREATE INDEX approval_actions_expiry ON approval_actions (expires_at);
 `,
   },
 ];
