@@ -195,8 +195,22 @@ describe('airlock mcp over stdio (child process, SDK client)', () => {
     assert.deepEqual(body, {
       autonomy: 'read_only',
       agents: [
-        { name: 'news', description: "Reads today's headlines.", effect: 'read_only', skills: [], callable: true },
-        { name: 'shop', description: 'Orders office supplies.', effect: 'acting', skills: [], callable: false },
+        {
+          name: 'news',
+          description: "Reads today's headlines.",
+          effect: 'read_only',
+          skills: [],
+          callable: true,
+          person_confirms: false,
+        },
+        {
+          name: 'shop',
+          description: 'Orders office supplies.',
+          effect: 'acting',
+          skills: [],
+          callable: false,
+          person_confirms: false,
+        },
       ],
     });
   });
@@ -268,7 +282,7 @@ describe('runMcp', () => {
   it('refuses an unknown autonomy value', async () => {
     await assert.rejects(
       runMcp({}, { client, env: { AIRLOCK_MCP_AUTONOMY: 'everything' }, ...quiet() }),
-      /AIRLOCK_MCP_AUTONOMY must be read_only or acting/,
+      /AIRLOCK_MCP_AUTONOMY must be read_only, confirm or acting/,
     );
   });
 

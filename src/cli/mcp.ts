@@ -4,7 +4,9 @@
  * authentication).
  *
  * The registry comes from `--registry` or `AIRLOCK_REGISTRY`; the autonomy from `--autonomy` or
- * `AIRLOCK_MCP_AUTONOMY` (`read_only` by default: acting entries are refused over MCP). The
+ * `AIRLOCK_MCP_AUTONOMY` (`read_only` by default: acting entries are refused over MCP; `confirm`
+ * asks the person in the host before each acting call, through MCP elicitation; `acting` lets
+ * them through). Confirmation outcomes are logged on stderr as `mcp.confirm` lines. The
  * outbound client is the one `createOutboundClient` builds (pins from `--pins`, `AIRLOCK_PINS`
  * or `.airlock/pins.json`; audit rows to `AIRLOCK_AUDIT_FILE`). In stdio mode stdout carries
  * MCP frames only; everything else (logs included) goes to stderr.
@@ -13,6 +15,7 @@
  * ```sh
  * AIRLOCK_REGISTRY=examples/registry.yaml airlock mcp                   # stdio, for an MCP host's config
  * AIRLOCK_MCP_AUTONOMY=acting airlock mcp --registry r.yaml --http --port 41249
+ * airlock mcp --registry r.yaml --autonomy confirm --confirm-timeout 60
  * ```
  */
 import type { Readable, Writable } from 'node:stream';
@@ -24,6 +27,7 @@ import {
   parseAutonomy,
   serveMcpStdio,
   startMcpHttp,
+  type ConfirmEvent,
   type McpAutonomy,
 } from '../mcp/index.js';
 
@@ -32,7 +36,7 @@ import {
  *
  * @example
  * ```ts
- * const options: RunMcpOptions = { http: true, port: 41249, registry: 'registry.yaml', autonomy: 'read_only' };
+ * const options: RunMcpOptions = { http: true, port: 41249, registry: 'registry.yaml', autonomy: 'confirm', confirmTimeoutMs: 60_000 };
  * ```
  */
 export interface RunMcpOptions {
@@ -48,6 +52,8 @@ export interface RunMcpOptions {
   registry?: string;
   /** Whether acting entries may be called; defaults to `AIRLOCK_MCP_AUTONOMY`, then `read_only`. */
   autonomy?: McpAutonomy;
+  /** Under autonomy `confirm`: how long the person has to answer (default 120 s). */
+  confirmTimeoutMs?: number;
   /** Card pin file; defaults to `AIRLOCK_PINS`, then `.airlock/pins.json`. */
   pins?: string;
 }
@@ -113,20 +119,24 @@ export async function runMcp(options: RunMcpOptions, deps: RunMcpDeps = {}): Pro
     const acting = agents.filter((agent) => agent.effect === 'acting').length;
     const summary =
       `${agents.length} agent${agents.length === 1 ? '' : 's'} (${acting} acting), autonomy ${autonomy}` +
-      (acting > 0 && autonomy === 'read_only' ? `: acting agents are refused (set ${AUTONOMY_ENV}=acting)` : '');
+      (acting > 0 ? ACTING_SUMMARY[autonomy] : '');
     const onerror = (error: Error): void => log('mcp.error', { error: error.message.slice(0, 200) });
+    const serverOptions = {
+      client,
+      autonomy,
+      ...(options.confirmTimeoutMs !== undefined && { confirmTimeoutMs: options.confirmTimeoutMs }),
+      // The agent's registry name and the outcome only: never the text the person was shown.
+      onConfirmation: (event: ConfirmEvent): void => log('mcp.confirm', { agent: event.agent, outcome: event.outcome }),
+    };
     const stop = stopSignal(deps.signal);
     try {
       if (options.http === true) {
-        const http = await startMcpHttp(
-          { client, autonomy },
-          {
-            ...(options.host !== undefined && { host: options.host }),
-            port: options.port ?? DEFAULT_MCP_PORT,
-            allowNonLoopback: options.allowNonLoopback === true,
-            onerror,
-          },
-        );
+        const http = await startMcpHttp(serverOptions, {
+          ...(options.host !== undefined && { host: options.host }),
+          port: options.port ?? DEFAULT_MCP_PORT,
+          allowNonLoopback: options.allowNonLoopback === true,
+          onerror,
+        });
         (deps.stdout ?? process.stdout).write(`airlock mcp listening on ${http.url}\n`);
         say(`Streamable HTTP, no authentication; ${summary}`);
         if (!isLoopbackBindHost(options.host ?? '127.0.0.1')) {
@@ -138,7 +148,7 @@ export async function runMcp(options: RunMcpOptions, deps: RunMcpDeps = {}): Pro
         await http.close();
       } else {
         const stdin = deps.stdin ?? process.stdin;
-        const handle = serveMcpStdio({ client, autonomy }, { stdin, stdout: deps.stdout ?? process.stdout, onerror });
+        const handle = serveMcpStdio(serverOptions, { stdin, stdout: deps.stdout ?? process.stdout, onerror });
         say(`serving over stdio; ${summary}`);
         await Promise.race([handle.closed, stop.promise]);
         await handle.close();
@@ -153,6 +163,13 @@ export async function runMcp(options: RunMcpOptions, deps: RunMcpDeps = {}): Pro
     await owned?.close();
   }
 }
+
+/** What the start line adds about acting agents, per autonomy. */
+const ACTING_SUMMARY: Readonly<Record<McpAutonomy, string>> = {
+  read_only: `: acting agents are refused (set ${AUTONOMY_ENV}=acting, or =confirm to ask the person each time)`,
+  confirm: ': each acting call asks the person in the host first (MCP elicitation), refused if it cannot ask',
+  acting: '',
+};
 
 function checkBind(options: RunMcpOptions): void {
   const host = options.host ?? '127.0.0.1';

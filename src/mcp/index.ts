@@ -11,6 +11,14 @@
  * ```
  */
 export {
+  CONFIRM_INPUT_KEY,
+  ConfirmationDesk,
+  DEFAULT_CONFIRM_TIMEOUT_MS,
+  confirmationMessage,
+  supportsFormElicitation,
+} from './confirm.js';
+export type { ConfirmEvent, ConfirmOutcome, ConfirmationDeskOptions } from './confirm.js';
+export {
   A2aTools,
   AUTONOMY_ENV,
   LIST_AGENTS_INPUT,
@@ -26,6 +34,7 @@ export type {
   GetTaskInput,
   ListedAgent,
   McpAutonomy,
+  PersonAnswer,
   SendInput,
   ToolDefinition,
   ToolHints,

@@ -11,8 +11,22 @@
  * ```
  */
 import type { Readable, Writable } from 'node:stream';
-import { McpServer, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  McpServer,
+  inputRequired,
+  type CallToolResult,
+  type InputRequiredResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import {
+  CONFIRM_INPUT_KEY,
+  ConfirmationDesk,
+  supportsFormElicitation,
+  type ConfirmEvent,
+  type ConfirmOutcome,
+} from './confirm.js';
 import {
   A2aTools,
   LIST_AGENTS_INPUT,
@@ -21,6 +35,7 @@ import {
   sendInputSchema,
   type A2aToolsOptions,
   type ToolDefinition,
+  type SendInput,
   type ToolOutput,
 } from './tools.js';
 
@@ -47,15 +62,20 @@ export const MCP_SERVER_INFO = { name: 'airlock', version: '0.1.0' } as const;
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 
 /**
- * What the server needs: the tools' options (client, autonomy, principal key), and how often
- * a waiting send reports progress.
+ * What the server needs: the tools' options (client, autonomy, principal key), how often a
+ * waiting send reports progress, and under autonomy `confirm` how long the person has to
+ * answer and where confirmation outcomes are reported (the CLI logs them as `mcp.confirm`).
  *
  * @example
  * ```ts
- * const options: AirlockMcpOptions = { client, autonomy: 'read_only' };
+ * const options: AirlockMcpOptions = { client, autonomy: 'confirm', confirmTimeoutMs: 60_000, onConfirmation: console.error };
  * ```
  */
-export type AirlockMcpOptions = A2aToolsOptions & { progressIntervalMs?: number };
+export type AirlockMcpOptions = A2aToolsOptions & {
+  progressIntervalMs?: number;
+  confirmTimeoutMs?: number;
+  onConfirmation?: (event: ConfirmEvent) => void;
+};
 
 /**
  * Builds one `McpServer` with the tools registered.
@@ -63,16 +83,22 @@ export type AirlockMcpOptions = A2aToolsOptions & { progressIntervalMs?: number 
  * @example
  * ```ts
  * const server = createAirlockMcpServer(new A2aTools({ client, autonomy: 'read_only' }));
- * // or, reporting progress every 5 s while a send waits:
- * const patient = createAirlockMcpServer(new A2aTools({ client, autonomy: 'read_only' }), 5000);
+ * // or, reporting progress every 5 s while a send waits, with a shared confirmation desk:
+ * const patient = createAirlockMcpServer(new A2aTools({ client, autonomy: 'confirm' }), 5000, new ConfirmationDesk());
  * await server.connect(transport);
  * ```
  */
 export function createAirlockMcpServer(
   tools: A2aTools,
   progressIntervalMs: number = DEFAULT_PROGRESS_INTERVAL_MS,
+  desk: ConfirmationDesk = new ConfirmationDesk(),
 ): McpServer {
-  const server = new McpServer({ ...MCP_SERVER_INFO }, { capabilities: { tools: {} } });
+  const server = new McpServer(
+    { ...MCP_SERVER_INFO },
+    // On 2025-era connections the SDK asks the host itself (elicitation/create) and waits at
+    // most the desk's timeout for the answer.
+    { capabilities: { tools: {} }, inputRequired: { roundTimeoutMs: desk.timeoutMs, maxRounds: 2 } },
+  );
   const definitions = new Map<string, ToolDefinition>(tools.definitions().map((tool) => [tool.name, tool]));
   const config = (name: ToolDefinition['name']) => {
     const definition = definitions.get(name);
@@ -93,7 +119,10 @@ export function createAirlockMcpServer(
     server.registerTool(
       TOOL_NAMES.send,
       { ...config(TOOL_NAMES.send), inputSchema: sendInputSchema(names) },
-      async (input, ctx) => toResult(await withProgress(ctx, progressIntervalMs, () => tools.send(input))),
+      async (input, ctx) => {
+        if (tools.asksPerson(input.agent)) return confirmThenSend(server, tools, desk, input, ctx, progressIntervalMs);
+        return toResult(await withProgress(ctx, progressIntervalMs, () => tools.send(input)));
+      },
     );
     server.registerTool(
       TOOL_NAMES.getTask,
@@ -116,7 +145,16 @@ export function createAirlockMcpServer(
  */
 export function airlockMcpFactory(options: AirlockMcpOptions): () => McpServer {
   const tools = new A2aTools(options);
-  return () => createAirlockMcpServer(tools, options.progressIntervalMs);
+  // One desk for every connection (and every stateless HTTP request) of this process.
+  const desk = new ConfirmationDesk({
+    ...(options.confirmTimeoutMs !== undefined && { timeoutMs: options.confirmTimeoutMs }),
+    ...(options.onConfirmation !== undefined && { onOutcome: options.onConfirmation }),
+    // An answer that never came is a refusal like the others: through the client, unconfirmed,
+    // so nothing is sent and the audit has its row (the host was already told by the SDK).
+    onTimeout: (input) =>
+      void tools.send(input, { confirmed: false, reason: REFUSAL_REASONS.timeout }).catch(() => undefined),
+  });
+  return () => createAirlockMcpServer(tools, options.progressIntervalMs, desk);
 }
 
 /**
@@ -199,6 +237,60 @@ async function withProgress<T>(ctx: ServerContext, intervalMs: number, work: () 
   } finally {
     clearInterval(timer);
   }
+}
+
+/** Why the caller is told an acting call was not sent, per confirmation outcome. */
+const REFUSAL_REASONS: Readonly<Record<Exclude<ConfirmOutcome, 'accepted'>, string>> = {
+  declined: 'the person declined it',
+  cancelled: 'the person cancelled the confirmation',
+  timeout: 'no answer from the person in time',
+  stale: 'the confirmation had expired, was already used, or was for a different message',
+  unsupported:
+    'this MCP host cannot ask the person to confirm (no elicitation support); use a host that supports MCP ' +
+    'elicitation, or an operator may start the server with --autonomy acting',
+};
+
+/**
+ * `a2a_send` to an acting entry under autonomy `confirm`. First call: ask the person (an
+ * input-required result), or refuse when the host declared no form elicitation. The retry
+ * carries the desk's request state and the answer: only an accepted confirmation of this very
+ * call lets it go out; every other outcome is sent to the client unconfirmed, so it is refused
+ * before any request and audited.
+ */
+async function confirmThenSend(
+  server: McpServer,
+  tools: A2aTools,
+  desk: ConfirmationDesk,
+  input: SendInput,
+  ctx: ServerContext,
+  progressIntervalMs: number,
+): Promise<CallToolResult | InputRequiredResult> {
+  const state = ctx.mcpReq.requestState();
+  let outcome: ConfirmOutcome;
+  if (state === undefined) {
+    if (supportsFormElicitation(clientCapabilities(server, ctx))) {
+      const { requestState, elicit } = desk.ask(input);
+      return inputRequired({ inputRequests: { [CONFIRM_INPUT_KEY]: inputRequired.elicit(elicit) }, requestState });
+    }
+    outcome = 'unsupported';
+    desk.report(input.agent, outcome);
+  } else {
+    outcome = desk.settle(input, state, ctx.mcpReq.inputResponses);
+  }
+  if (outcome === 'accepted') {
+    return toResult(await withProgress(ctx, progressIntervalMs, () => tools.send(input, { confirmed: true })));
+  }
+  return toResult(await tools.send(input, { confirmed: false, reason: REFUSAL_REASONS[outcome] }));
+}
+
+/**
+ * The host's declared capabilities: from the request's own envelope (2026-07-28), else from
+ * the initialize handshake (2025 era; none on a stateless 2025-era HTTP request, which cannot
+ * receive server-to-client requests anyway).
+ */
+function clientCapabilities(server: McpServer, ctx: ServerContext): unknown {
+  const envelope = ctx.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined;
+  return envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.server.getClientCapabilities();
 }
 
 function toResult(output: ToolOutput): CallToolResult {

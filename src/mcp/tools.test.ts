@@ -64,13 +64,14 @@ function parsed(text: string): CallResult {
 }
 
 describe('parseAutonomy', () => {
-  it('defaults to read_only and accepts exactly the two values', () => {
+  it('defaults to read_only and accepts exactly the three values', () => {
     assert.equal(parseAutonomy(undefined), 'read_only');
     assert.equal(parseAutonomy(''), 'read_only');
     assert.equal(parseAutonomy(' read_only '), 'read_only');
+    assert.equal(parseAutonomy('confirm'), 'confirm');
     assert.equal(parseAutonomy('acting'), 'acting');
-    for (const bad of ['ACTING', 'yes', 'true', 'read-only', 'all']) {
-      assert.throws(() => parseAutonomy(bad), /AIRLOCK_MCP_AUTONOMY must be read_only or acting/);
+    for (const bad of ['ACTING', 'yes', 'true', 'read-only', 'all', 'CONFIRM', 'confirmed']) {
+      assert.throws(() => parseAutonomy(bad), /AIRLOCK_MCP_AUTONOMY must be read_only, confirm or acting/);
     }
   });
 });
@@ -94,8 +95,53 @@ describe('tool definitions', () => {
     assert.doesNotMatch(everything, /EXTERNAL_UNTRUSTED_CONTENT|ignore your rules/);
   });
 
+  it('under confirm, says acting agents ask the person first, and only a confirmed send goes out', async () => {
+    const { tools, remote } = await harness('confirm');
+    assert.match(
+      tools.definitions()[1]!.description,
+      /- shop \(acting, asks the person first\): Orders office supplies\./,
+    );
+    const listed = JSON.parse(tools.listAgents().text) as {
+      agents: Array<{ name: string; callable: boolean; person_confirms: boolean }>;
+    };
+    assert.deepEqual(
+      listed.agents.map((agent) => [agent.name, agent.callable, agent.person_confirms]),
+      [
+        ['reader', true, false],
+        ['shop', true, true],
+      ],
+    );
+    assert.equal(tools.asksPerson('shop'), true);
+    assert.equal(tools.asksPerson('reader'), false);
+    // Without the person's yes the client refuses it: no request.
+    const unconfirmed = parsed((await tools.send({ agent: 'shop', message: 'Order pens' })).text);
+    assert.equal(unconfirmed.error_type, 'confirmation_required');
+    assert.match(unconfirmed.error_message ?? '', /the person did not confirm this call/);
+    const declined = parsed(
+      (
+        await tools.send(
+          { agent: 'shop', message: 'Order pens' },
+          { confirmed: false, reason: 'the person declined it' },
+        )
+      ).text,
+    );
+    assert.match(declined.error_message ?? '', /was not called: the person declined it\./);
+    assert.equal(remote.requests.length, 0);
+    const confirmed = await tools.send({ agent: 'shop', message: 'Order pens' }, { confirmed: true });
+    assert.equal(confirmed.isError, false);
+    assert.equal(remote.requests.length, 1);
+  });
+
+  it("a person's yes does not lift the read_only ceiling", async () => {
+    const { tools, remote } = await harness('read_only');
+    assert.equal(tools.asksPerson('shop'), false);
+    const output = await tools.send({ agent: 'shop', message: 'Order pens' }, { confirmed: true });
+    assert.equal(parsed(output.text).error_type, 'confirmation_required');
+    assert.equal(remote.requests.length, 0);
+  });
+
   it('annotates a2a_send destructive when any entry is acting, whatever the autonomy', async () => {
-    for (const autonomy of ['read_only', 'acting'] as const) {
+    for (const autonomy of ['read_only', 'confirm', 'acting'] as const) {
       const { tools } = await harness(autonomy);
       const [list, send, get] = tools.definitions();
       assert.deepEqual(
@@ -184,8 +230,22 @@ describe('handlers', () => {
     assert.deepEqual(JSON.parse(output.text), {
       autonomy: 'read_only',
       agents: [
-        { name: 'reader', description: 'Reads the news for you.', effect: 'read_only', skills: [], callable: true },
-        { name: 'shop', description: 'Orders office supplies.', effect: 'acting', skills: [], callable: false },
+        {
+          name: 'reader',
+          description: 'Reads the news for you.',
+          effect: 'read_only',
+          skills: [],
+          callable: true,
+          person_confirms: false,
+        },
+        {
+          name: 'shop',
+          description: 'Orders office supplies.',
+          effect: 'acting',
+          skills: [],
+          callable: false,
+          person_confirms: false,
+        },
       ],
     });
   });
