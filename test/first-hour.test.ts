@@ -1,16 +1,22 @@
 /**
- * The whole first hour, as a person lives it, in one temporary folder: `airlock init`, then
- * `airlock serve` on the config it wrote, a call with the generated token, and `airlock doctor`
- * while the gateway runs. Every step is the real CLI in a child process.
+ * The whole first hour, as a person lives it, in one temporary folder: `airlock init`, an
+ * acting agent and its person added to the config it wrote (as docs/APPROVALS.md shows), then
+ * `airlock serve`, a call with the generated token, a call that waits for the person, the person
+ * approving in the console (headless Chromium: sign in with their token, Approve, Confirm), the
+ * task completing, and `airlock doctor` while the gateway runs. Every airlock step is the real
+ * CLI in a child process.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
+import { parseDocument } from 'yaml';
+import { chromiumSkip, launchChromium } from './helpers/chromium.js';
+import { rpc } from './helpers/gateway.js';
 
 const MAIN = resolve('src/cli/main.ts');
 const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
@@ -53,7 +59,34 @@ async function serve(cwd: string): Promise<ChildProcess> {
   return child;
 }
 
-describe('the first hour: init, serve, call, doctor', () => {
+/** What docs/APPROVALS.md asks for an acting agent: a person, the console, an owner for the client. */
+function addApprovals(dir: string): void {
+  const path = join(dir, 'airlock.yaml');
+  const document = parseDocument(readFileSync(path, 'utf8'));
+  document.set(
+    'approvals',
+    document.createNode({
+      console: true,
+      people: [{ id: 'me', token: { file: '.airlock/me-token', generate: true } }],
+    }),
+  );
+  const agents = document.get('agents') as { add(item: unknown): void };
+  agents.add(
+    document.createNode({
+      slug: 'deployer',
+      name: 'Deployer',
+      description: 'Deploys a service once the person responsible approves.',
+      skills: [{ id: 'deploy', name: 'Deploy', description: 'Proposes a deployment.' }],
+      backend: { type: 'module', module: resolve('examples/approvals/deploy.ts') },
+      actions: { maxLevel: 'L4' },
+    }),
+  );
+  document.setIn(['clients', 0, 'agents'], document.createNode(['echo', 'deployer']));
+  document.setIn(['clients', 0, 'owner'], 'me');
+  writeFileSync(path, document.toString());
+}
+
+describe('the first hour: init, serve, call, approve in the console, doctor', { skip: chromiumSkip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-first-hour-'));
   let server: ChildProcess | undefined;
   after(() => {
@@ -68,6 +101,7 @@ describe('the first hour: init, serve, call, doctor', () => {
     const next = init.stdout.split('\n').filter((line) => line.startsWith('  npx airlock '));
     assert.deepEqual(next, ['  npx airlock serve --config airlock.yaml', '  npx airlock doctor --config airlock.yaml']);
 
+    addApprovals(dir);
     server = await serve(dir);
 
     // The call line as printed: AIRLOCK_TOKEN="$(cat .airlock/client-token)" npx airlock call <url> "hello"
@@ -76,14 +110,54 @@ describe('the first hour: init, serve, call, doctor', () => {
     assert.equal(call.status, 0, call.stderr);
     assert.equal(call.stdout, 'hello\n');
 
+    // An acting agent: the call comes back waiting for the person (exit 3: input required).
+    const waiting = airlock(['call', `http://127.0.0.1:${port}/a2a/deployer`, 'web', '--json'], dir, {
+      AIRLOCK_TOKEN: token,
+    });
+    assert.equal(waiting.status, 3, waiting.stderr + waiting.stdout);
+    const parked = JSON.parse(waiting.stdout) as { id: string; status: { message: { parts: { data?: any }[] } } };
+    const action = parked.status.message.parts.find((part) => part.data !== undefined)?.data;
+    assert.equal(action.approve_url, `http://127.0.0.1:${port}/console#action-${action.action_id}`);
+
+    // The person opens the link, signs in with their token (generated at the first start), approves, confirms.
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(action.approve_url);
+      await page.getByText('me: token generated into .airlock/me-token').waitFor();
+      await page.getByLabel('Your token or JWT').fill(readFileSync(join(dir, '.airlock/me-token'), 'utf8').trim());
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const item = page.locator(`li.linked[data-action-id="${action.action_id}"]`);
+      await item.getByText('web', { exact: false }).first().waitFor();
+      await item.getByRole('button', { name: /^Approve deploy/ }).click();
+      await item.getByRole('button', { name: /^Confirm: approve deploy/ }).click();
+      await item.waitFor({ state: 'detached' });
+    } finally {
+      await browser.close();
+    }
+
+    // The gateway resumes the task on the decision: the caller sees it completed.
+    let state = '';
+    for (let attempt = 0; attempt < 200 && state !== 'TASK_STATE_COMPLETED'; attempt++) {
+      const got = await rpc(
+        `http://127.0.0.1:${port}/a2a/deployer`,
+        'GetTask',
+        { id: parked.id },
+        { token, version: '1.0' },
+      );
+      state = String(got.body.result?.status?.state);
+      if (state !== 'TASK_STATE_COMPLETED') await new Promise((done) => setTimeout(done, 50));
+    }
+    assert.equal(state, 'TASK_STATE_COMPLETED');
+
     // One row per decision and outcome: however many the call wrote, doctor counts them all.
     const rows = readFileSync(join(dir, '.airlock/audit.jsonl'), 'utf8').trimEnd().split('\n').length;
     assert.ok(rows >= 2);
     const doctor = airlock(['doctor', '--config', 'airlock.yaml'], dir);
     assert.equal(doctor.stderr, '');
     assert.deepEqual(doctor.stdout.split('\n'), [
-      'ok    config    airlock.yaml: 1 agent, 1 client',
-      'ok    tokens    1 token, 1 from a file (0600)',
+      'ok    config    airlock.yaml: 2 agents, 1 client',
+      'ok    tokens    2 tokens, 2 from files (0600)',
       `ok    port      127.0.0.1:${port} is served by this Airlock (it is running)`,
       'ok    store     memory: tasks do not survive a restart',
       'skip  redis     not configured',
