@@ -613,7 +613,7 @@ describe('outbound CLI against an @a2a-js/sdk server (v1.0)', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /card_pin_mismatch/);
 
-    const pinned = await airlockCli(['registry', 'pin', 'peer'], dir, env());
+    const pinned = await airlockCli(['registry', 'pin', 'peer', '--yes'], dir, env());
     assert.equal(pinned.code, 0, pinned.stderr);
     assert.match(pinned.stdout, new RegExp(`^digest +${real}$`, 'm'));
     assert.match(pinned.stdout, new RegExp(`^endpoint +${peer.base}${RPC_PATH} \\(JSON-RPC 1\\.0\\)$`, 'm'));

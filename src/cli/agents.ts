@@ -5,7 +5,8 @@
  * operator's name and effect, ok or the error type, the trust digest's first 12 digits, the
  * pin's source; `--json` adds the card URL, the endpoint Airlock would call, the signature that
  * verified (for entries with `card_keys`) and the reason. A verified card shows as `ok (signed)`.
- * Nothing of the remote card's text is printed, beyond URLs.
+ * Nothing of the remote card's text is printed, beyond URLs. The table fits the terminal (80
+ * columns in a pipe): a row too wide wraps its widest cells, and each reason wraps under its row.
  *
  * Exit codes: 0 every card is usable, 1 otherwise (or the registry cannot be loaded).
  *
@@ -27,9 +28,11 @@ import {
   type RegistryEntry,
 } from '../client/index.js';
 import { isOutboundError } from '../net/index.js';
-import { CardTrustError, type PinSource } from '../trust/index.js';
+import { CardTrustError, type PinSource, type TrustedCard } from '../trust/index.js';
 import { PROCESS_IO, errorLine, openOutbound, startProgress, type CommandIO } from './registry.js';
 import { AirlockError } from '../errors/index.js';
+import { PinnedCardFile, pinnedCardsPathFor } from './registry-snapshots.js';
+import { layoutTable, outputWidth, wrapLines } from './table.js';
 
 /** Each card gets this long, fetch and pin check together. */
 export const AGENT_CHECK_TIMEOUT_MS = 5000;
@@ -95,10 +98,11 @@ export async function agentsCommand(options: AgentsOptions, io: CommandIO = PROC
   const progress = startProgress(io, `airlock: resolving ${entries.length} card(s)…`);
   let done = 0;
   let rows: AgentStatus[];
+  const seen = new Map<string, TrustedCard>();
   try {
     rows = await Promise.all(
       entries.map(async (entry) => {
-        const row = await checkEntry(runtime, entry);
+        const row = await checkEntry(runtime, entry, (trusted) => seen.set(entry.name, trusted));
         done += 1;
         progress.update(`airlock: resolving cards ${done}/${entries.length}`);
         return row;
@@ -108,20 +112,26 @@ export async function agentsCommand(options: AgentsOptions, io: CommandIO = PROC
     progress.stop();
     await runtime.close();
   }
+  await recordPinnedCards(runtime.pinsPath, rows, seen);
   if (options.json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
-  else io.stdout(table(rows));
+  else io.stdout(table(rows, outputWidth(io.columns)));
   return rows.every((row) => row.status === 'ok') ? 0 : 1;
 }
 
 /**
- * One entry's card, resolved as a send would (5 s cap), and its pin.
+ * One entry's card, resolved as a send would (5 s cap), and its pin. `onTrusted` is handed the
+ * card when it was accepted.
  *
  * @example
  * ```ts
- * const row = await checkEntry(runtime, runtime.registry.get('travel'));
+ * const row = await checkEntry(runtime, runtime.registry.get('travel'), (trusted) => cards.set('travel', trusted));
  * ```
  */
-export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry): Promise<AgentStatus> {
+export async function checkEntry(
+  runtime: OutboundRuntime,
+  entry: RegistryEntry,
+  onTrusted?: (trusted: TrustedCard) => void,
+): Promise<AgentStatus> {
   const base = { name: entry.name, effect: entry.effect, description: entry.description, card_url: entry.cardUrl };
   let status: Pick<AgentStatus, 'status' | 'error_type' | 'reason' | 'digest' | 'endpoint' | 'signature'>;
   try {
@@ -129,6 +139,7 @@ export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry)
       runtime.trust.resolve(cardTrustEntry(entry, { capMs: AGENT_CHECK_TIMEOUT_MS })),
       AGENT_CHECK_TIMEOUT_MS,
     );
+    onTrusted?.(trusted);
     status = {
       status: 'ok',
       error_type: null,
@@ -157,7 +168,7 @@ export async function checkEntry(runtime: OutboundRuntime, entry: RegistryEntry)
   } catch (error) {
     // An unreadable pin file refuses every card anyway; say why once per row.
     if (status.status === 'ok') {
-      status = { ...status, status: 'error', error_type: 'card_invalid', reason: errorLine(error) };
+      status = { ...status, status: 'error', error_type: 'card_invalid', reason: errorLine(error, REASON_MAX_CHARS) };
     }
   }
   return { ...base, ...status, pin };
@@ -176,7 +187,7 @@ function reasonOf(error: unknown, errorType: CallErrorType): string {
     isOutboundError(error) ||
     error instanceof DeadlineError ||
     error instanceof TypeError;
-  return worded ? errorLine(error) : ERROR_MESSAGES[errorType];
+  return worded ? errorLine(error, REASON_MAX_CHARS) : ERROR_MESSAGES[errorType];
 }
 
 class DeadlineError extends AirlockError {
@@ -199,7 +210,32 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-function table(rows: readonly AgentStatus[]): string {
+/**
+ * Records the trust fields of each card that matches its pin, so that a later `registry pin`
+ * can show what changed. Display only: a file that cannot be written changes no result.
+ */
+async function recordPinnedCards(
+  pinsPath: string,
+  rows: readonly AgentStatus[],
+  seen: ReadonlyMap<string, TrustedCard>,
+): Promise<void> {
+  const snapshots = new PinnedCardFile(pinnedCardsPathFor(pinsPath));
+  for (const row of rows) {
+    const trusted = seen.get(row.name);
+    if (trusted === undefined || row.pin === null || row.pin.drift !== null || row.pin.digest !== trusted.digest)
+      continue;
+    try {
+      await snapshots.record(row.name, trusted);
+    } catch {
+      // e.g. a read-only state directory: the listing stands without it
+    }
+  }
+}
+
+/** Reasons are Airlock's own sentences: shown whole (the hint at their end included), wrapped. */
+const REASON_MAX_CHARS = 2000;
+
+function table(rows: readonly AgentStatus[], width: number): string {
   if (rows.length === 0) return 'the registry lists no agents\n';
   const cells = rows.map((row) => [
     row.name,
@@ -208,17 +244,11 @@ function table(rows: readonly AgentStatus[]): string {
     row.digest === null ? '-' : row.digest.slice(0, 12),
     row.pin === null ? '-' : `${row.pin.source}${row.pin.drift !== null ? ' (drift)' : ''}`,
   ]);
-  const header = ['NAME', 'EFFECT', 'STATUS', 'DIGEST', 'PIN'];
-  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
-  const line = (cell: readonly string[]) =>
-    cell
-      .map((value, column) => (column === cell.length - 1 ? value : value.padEnd(widths[column]!)))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header)];
+  const laid = layoutTable(['NAME', 'EFFECT', 'STATUS', 'DIGEST', 'PIN'], cells, { width });
+  const out = [...laid.header];
   rows.forEach((row, index) => {
-    out.push(line(cells[index]!));
-    if (row.reason !== null) out.push(`  ${row.reason}`);
+    out.push(...laid.rows[index]!);
+    if (row.reason !== null) out.push(...wrapLines(row.reason, { width, indent: '  ' }));
   });
   return `${out.join('\n')}\n`;
 }

@@ -16,6 +16,8 @@ import {
 } from './approvals.js';
 import { auditVerifyCommand } from './audit.js';
 import { dbMigrateCommand } from './db.js';
+import { doctorCommand } from './doctor.js';
+import { initCommand } from './init.js';
 import { call } from './call.js';
 import { cardDigestCommand, cardFetchCommand, cardSignCommand, cardVerifyCommand } from './card.js';
 import { keysGenerateCommand } from './keys.js';
@@ -111,12 +113,16 @@ program
 const registry = program.command('registry').description('outbound registry tools');
 registry
   .command('pin')
-  .description("fetch an entry's card, show its digest and endpoint, and pin it (clears a drift lock)")
+  .description(
+    "fetch an entry's card, show its digest, endpoint and what changed since the pin, and pin it once confirmed (clears a drift lock)",
+  )
   .argument('<name>', 'a registry name')
   .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
+  .option('--yes', 'pin without asking (required when stdin is not a terminal)')
   .action(async (name, options) => {
     process.exitCode = await registryPinCommand(name, {
       ...(options.registry !== undefined && { registry: options.registry }),
+      ...(options.yes === true && { yes: true }),
     });
   });
 
@@ -150,8 +156,13 @@ program
   .option('--pins <file>', 'card pin file (default: AIRLOCK_PINS, else .airlock/pins.json)')
   .option(
     '--autonomy <level>',
-    'read_only refuses acting agents, acting allows them (default: AIRLOCK_MCP_AUTONOMY, else read_only)',
+    'read_only refuses acting agents, confirm asks the person in the host before each call (MCP elicitation), acting allows them (default: AIRLOCK_MCP_AUTONOMY, else read_only)',
     parseAutonomyOption,
+  )
+  .option(
+    '--confirm-timeout <seconds>',
+    'with --autonomy confirm: how long the person has to answer (default 120)',
+    parsePositiveSeconds,
   )
   .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
   .option('--host <host>', 'HTTP bind address (default 127.0.0.1; loopback only unless --allow-non-loopback)')
@@ -166,6 +177,7 @@ program
       ...(options.registry !== undefined && { registry: options.registry }),
       ...(options.pins !== undefined && { pins: options.pins }),
       ...(options.autonomy !== undefined && { autonomy: options.autonomy }),
+      ...(options.confirmTimeout !== undefined && { confirmTimeoutMs: options.confirmTimeout * 1000 }),
     });
   });
 
@@ -320,6 +332,32 @@ card
     process.exitCode = await cardDigestCommand(file, { payload: options.payload === true });
   });
 
+program
+  .command('init')
+  .description(
+    'write a commented starter config (airlock.yaml: one echo agent, one client, audit on) and the client token (.airlock/client-token, 0600)',
+  )
+  .option('--dir <dir>', 'the folder to write into (default: the current one)')
+  .option('--port <port>', 'the port the gateway will listen on (default 41240)', parsePort)
+  .option('--force', 'replace an existing airlock.yaml (an existing token file is kept)')
+  .action((options) => {
+    process.exitCode = initCommand({
+      ...(options.dir !== undefined && { dir: options.dir }),
+      ...(options.port !== undefined && { port: options.port }),
+      ...(options.force === true && { force: true }),
+    });
+  });
+
+program
+  .command('doctor')
+  .description(
+    'check a setup, one line per check: config, tokens, port, store and migrations, Redis, audit chain, registry cards and pins (exit 0 ok, 1 a check failed)',
+  )
+  .option('-c, --config <file>', 'the configuration (default: AIRLOCK_CONFIG, else airlock.yaml)')
+  .action(async (options) => {
+    process.exitCode = await doctorCommand({ ...(options.config !== undefined && { config: options.config }) });
+  });
+
 const tokens = program.command('tokens').description('client tokens');
 tokens
   .command('new')
@@ -337,8 +375,15 @@ function parseAutonomyOption(value: string): McpAutonomy {
   try {
     return parseAutonomy(value, '--autonomy');
   } catch {
-    throw new InvalidArgumentError('must be read_only or acting');
+    throw new InvalidArgumentError('must be read_only, confirm or acting');
   }
+}
+
+function parsePositiveSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600)
+    throw new InvalidArgumentError('must be 1..3600 seconds');
+  return seconds;
 }
 
 /** Commander's way to make an option repeatable: each use adds to the list. */

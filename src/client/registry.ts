@@ -3,7 +3,7 @@
  * person, a model, a tool) names an entry; it never supplies a URL. The file is deployment
  * config (`--registry FILE` or `AIRLOCK_REGISTRY`), checked completely at startup so that a
  * missing secret or a bad network setting stops the process before any call, with the
- * offending entry and key named in one line.
+ * offending entry and key named; every problem of the file is reported at once, one line each.
  *
  * @example
  * ```ts
@@ -27,7 +27,7 @@ import { parseYamlDocument, readSourceFile, SourceFileError, YamlSyntaxError } f
 import { buildEntry, type RegistryEntry } from './registry/entry.js';
 import { REGISTRY_NAME_PATTERN, RegistryError } from './registry/error.js';
 import { readNetwork, type NetworkSettings } from './registry/network.js';
-import { checkRegistryDocument, RegistrySchema } from './registry/schema.js';
+import { readRegistryDocument, RegistrySchema } from './registry/schema.js';
 
 export type { EntryCardKeys } from './registry/card-keys.js';
 export type { EntryTimeouts, RegistryEntry } from './registry/entry.js';
@@ -156,14 +156,29 @@ export function parseRegistry(
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new RegistryError('', '', `${source}: expected a mapping with an "agents" list at the top level`);
   }
-  const raw = checkRegistryDocument(Value.Default(RegistrySchema, document));
-  const network = readNetwork(env);
+  // Every problem of the file is reported in one run: the schema's, then each entry's checks.
+  const { agents, problems } = readRegistryDocument(Value.Default(RegistrySchema, document));
+  let network: NetworkSettings | undefined;
+  try {
+    network = readNetwork(env);
+  } catch (error) {
+    if (!(error instanceof RegistryError)) throw error;
+    problems.push(error);
+  }
   const seen = new Set<string>();
-  const entries = raw.agents.map((rawEntry, index) => {
+  const entries: RegistryEntry[] = [];
+  agents.forEach((rawEntry, index) => {
+    if (rawEntry === undefined) return; // its schema problems are reported already
     const label = `agents[${index}] "${rawEntry.name}"`;
-    if (seen.has(rawEntry.name)) throw new RegistryError(label, 'name', 'is used by an earlier entry');
+    if (seen.has(rawEntry.name)) problems.push(new RegistryError(label, 'name', 'is used by an earlier entry'));
     seen.add(rawEntry.name);
-    return buildEntry(rawEntry, label, env, network, baseDir);
+    try {
+      entries.push(buildEntry(rawEntry, label, env, network, baseDir));
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems.push(error);
+    }
   });
+  if (problems.length > 0 || network === undefined) throw RegistryError.all(problems);
   return new Registry(entries, network);
 }

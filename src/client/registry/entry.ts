@@ -73,34 +73,55 @@ export interface RegistryEntry {
 
 /**
  * One validated entry from its raw form: URLs and literal addresses checked, timeouts
- * consistent, the secret read, card keys read; durations in milliseconds; frozen.
+ * consistent, the secret read, card keys read; durations in milliseconds; frozen. Every
+ * problem of the entry is reported at once. `network` is undefined when the environment's own
+ * network settings are invalid (reported apart): literal addresses are then not judged.
  *
  * @example
  * ```ts
  * const entry = buildEntry(raw.agents[0]!, 'agents[0] "travel"', process.env, network, baseDir);
  * ```
- * @throws RegistryError naming the entry and key
+ * @throws RegistryError naming the entry and key of each problem
  */
 export function buildEntry(
   raw: RawEntry,
   label: string,
   env: NodeJS.ProcessEnv,
-  network: NetworkSettings,
+  network: NetworkSettings | undefined,
   baseDir: string,
 ): RegistryEntry {
-  const cardUrl = checkUrl(raw.card_url, label, 'card_url');
-  const rpcUrl = raw.rpc_url === undefined ? undefined : checkUrl(raw.rpc_url, label, 'rpc_url');
-  checkHosts([cardUrl, rpcUrl], raw.private_network, label, network);
+  const problems: RegistryError[] = [];
+  /** Runs one check; its RegistryError is kept for the report and the next check runs. */
+  const check = <T>(run: () => T): T | undefined => {
+    try {
+      return run();
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems.push(error);
+      return undefined;
+    }
+  };
+  const cardUrl = check(() => checkUrl(raw.card_url, label, 'card_url'));
+  const rpcUrl = raw.rpc_url === undefined ? undefined : check(() => checkUrl(raw.rpc_url!, label, 'rpc_url'));
+  if (network !== undefined) check(() => checkHosts([cardUrl, rpcUrl], raw.private_network, label, network));
   const { connect, read, total } = raw.timeouts;
-  if (connect > total) throw new RegistryError(label, 'timeouts.connect', 'is longer than timeouts.total');
-  if (read > total) throw new RegistryError(label, 'timeouts.read', 'is longer than timeouts.total');
+  if (connect > total) problems.push(new RegistryError(label, 'timeouts.connect', 'is longer than timeouts.total'));
+  if (read > total) problems.push(new RegistryError(label, 'timeouts.read', 'is longer than timeouts.total'));
   if (raw.poll_interval_s > raw.max_wait_s) {
-    throw new RegistryError(label, 'poll_interval_s', 'is longer than max_wait_s');
+    problems.push(new RegistryError(label, 'poll_interval_s', 'is longer than max_wait_s'));
   }
-  const cardKeys = raw.card_keys === undefined ? undefined : buildCardKeys(raw.card_keys, cardUrl, label, baseDir);
-  if (raw.require_signed_card === true && cardKeys === undefined) {
-    throw new RegistryError(label, 'require_signed_card', 'needs card_keys: the keys a signature must verify with');
+  // Keys on a URL are held to the card's origin: without a valid card_url there is nothing to hold them to.
+  const cardKeys =
+    raw.card_keys === undefined || cardUrl === undefined
+      ? undefined
+      : check(() => buildCardKeys(raw.card_keys!, cardUrl, label, baseDir));
+  if (raw.require_signed_card === true && raw.card_keys === undefined) {
+    problems.push(
+      new RegistryError(label, 'require_signed_card', 'needs card_keys: the keys a signature must verify with'),
+    );
   }
+  const auth = raw.auth === undefined ? undefined : check(() => resolveSecret(raw.auth!.bearer_env, label, env));
+  if (problems.length > 0 || cardUrl === undefined) throw RegistryError.all(problems);
   const entry: RegistryEntry = {
     name: raw.name,
     cardUrl: cardUrl.href,
@@ -108,7 +129,7 @@ export function buildEntry(
     description: raw.description,
     skills: Object.freeze([...raw.skills]),
     effect: raw.effect,
-    ...(raw.auth !== undefined && { auth: resolveSecret(raw.auth.bearer_env, label, env) }),
+    ...(auth !== undefined && { auth }),
     privateNetwork: raw.private_network,
     ...(raw.card_sha256 !== undefined && { cardSha256: raw.card_sha256.toLowerCase() }),
     cardRefreshS: raw.card_refresh_s,

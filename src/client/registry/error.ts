@@ -20,8 +20,27 @@ import { AirlockError } from '../../errors/index.js';
 export const REGISTRY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
+ * One problem of a registry file: the entry (`agents[1] "travel"`, or empty for the file), the
+ * key, what is wrong, and the whole line as printed.
+ *
+ * @example
+ * ```ts
+ * const problem: RegistryProblem = { entry: 'agents[0] "travel"', key: 'card_url', problem: 'must be an https URL',
+ *   line: 'registry: agents[0] "travel": card_url: must be an https URL' };
+ * ```
+ */
+export interface RegistryProblem {
+  readonly entry: string;
+  readonly key: string;
+  readonly problem: string;
+  readonly line: string;
+}
+
+/**
  * A registry problem, in one line: `registry: agents[1] "travel": auth.bearer_env: …`. The
- * message names keys and environment variables, never a secret's value.
+ * message names keys and environment variables, never a secret's value. Loading a file reports
+ * every problem it finds at once ({@link RegistryError.all}): then `problems` lists them and the
+ * message holds one such line per problem (the first problem's line first).
  *
  * @example
  * ```ts
@@ -30,17 +49,41 @@ export const REGISTRY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  */
 export class RegistryError extends AirlockError {
   readonly code = 'REGISTRY_INVALID';
-  /** The entry's name (or `agents[i]` before a name is known); empty for file-level problems. */
+  /** The entry's name (or `agents[i]` before a name is known); empty for file-level problems. Of the first problem. */
   readonly entry: string;
-  /** Dotted key inside the entry (or the environment variable), e.g. `auth.bearer_env`. */
+  /** Dotted key inside the entry (or the environment variable), e.g. `auth.bearer_env`. Of the first problem. */
   readonly key: string;
+  /** Every problem this error reports, in file order; one for an error built with `new`. */
+  readonly problems: readonly RegistryProblem[];
 
-  constructor(entry: string, key: string, problem: string) {
-    const where = [entry, key].filter((part) => part.length > 0).join(': ');
-    super(oneLine(`registry: ${where.length > 0 ? `${where}: ` : ''}${problem}`));
+  constructor(entry: string, key: string, problem: string, alsoFound: readonly RegistryProblem[] = []) {
+    const first = problemLine(entry, key, problem);
+    // Each line is one line on its own (oneLine), so joining them cannot forge anything else.
+    super([first, ...alsoFound].map((found) => found.line).join('\n'));
     this.entry = entry;
     this.key = key;
+    this.problems = Object.freeze([first, ...alsoFound]);
   }
+
+  /**
+   * One error reporting every problem of `errors` (each may hold several), in order.
+   *
+   * @example
+   * ```ts
+   * throw RegistryError.all([new RegistryError(label, 'card_url', 'must be an https URL'), secretError]);
+   * ```
+   */
+  static all(errors: readonly RegistryError[]): RegistryError {
+    const [first, ...rest] = errors.flatMap((error) => error.problems);
+    if (first === undefined) return new RegistryError('', '', 'invalid registry');
+    if (errors.length === 1) return errors[0]!;
+    return new RegistryError(first.entry, first.key, first.problem, rest);
+  }
+}
+
+function problemLine(entry: string, key: string, problem: string): RegistryProblem {
+  const where = [entry, key].filter((part) => part.length > 0).join(': ');
+  return { entry, key, problem, line: oneLine(`registry: ${where.length > 0 ? `${where}: ` : ''}${problem}`) };
 }
 
 /**

@@ -141,11 +141,15 @@ export function checkHosts(
   label: string,
   network: NetworkSettings,
 ): void {
+  // Every problem is reported: the two URLs, and the setting, each on its own.
+  const problems: RegistryError[] = [];
   if (privateNetwork && network.privateAllow.length === 0) {
-    throw new RegistryError(
-      label,
-      'private_network',
-      'needs AIRLOCK_PRIVATE_ALLOW to list the hosts or CIDRs it may reach',
+    problems.push(
+      new RegistryError(
+        label,
+        'private_network',
+        'needs AIRLOCK_PRIVATE_ALLOW to list the hosts or CIDRs it may reach',
+      ),
     );
   }
   urls.forEach((url, index) => {
@@ -160,30 +164,36 @@ export function checkHosts(
         return;
       case 'public':
         if (privateNetwork && network.egressProxy !== undefined) {
-          throw new RegistryError(
-            label,
-            key,
-            `host ${shown} is a public address; a private_network entry reaches only private addresses while AIRLOCK_EGRESS_PROXY is set`,
+          problems.push(
+            new RegistryError(
+              label,
+              key,
+              `host ${shown} is a public address; a private_network entry reaches only private addresses while AIRLOCK_EGRESS_PROXY is set`,
+            ),
           );
         }
         return;
       case 'private':
         if (!privateNetwork) {
-          throw new RegistryError(
-            label,
-            key,
-            `host ${shown} is a private address; set private_network: true and list it in AIRLOCK_PRIVATE_ALLOW`,
+          problems.push(
+            new RegistryError(
+              label,
+              key,
+              `host ${shown} is a private address; set private_network: true and list it in AIRLOCK_PRIVATE_ALLOW`,
+            ),
           );
+          return;
         }
         if (!isAllowed(url.hostname, bareHost(url.hostname), network.privateAllow)) {
-          throw new RegistryError(label, key, `host ${shown} is not in AIRLOCK_PRIVATE_ALLOW`);
+          problems.push(new RegistryError(label, key, `host ${shown} is not in AIRLOCK_PRIVATE_ALLOW`));
         }
         return;
       default:
         // metadata, link-local, reserved: never reachable, whatever the entry says.
-        throw new RegistryError(label, key, `host ${shown} is in a blocked range (${kind})`);
+        problems.push(new RegistryError(label, key, `host ${shown} is in a blocked range (${kind})`));
     }
   });
+  if (problems.length > 0) throw RegistryError.all(problems);
 }
 
 const NETWORK_VARIABLES = ['AIRLOCK_PRIVATE_ALLOW', 'AIRLOCK_EGRESS_PROXY'] as const;

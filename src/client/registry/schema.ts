@@ -1,16 +1,17 @@
 /**
- * The registry file's schema (snake_case, as operators write it) and its first-problem report,
+ * The registry file's schema (snake_case, as operators write it) and its report of every problem,
  * through the config loader's schema-checking machinery (`src/config/check.ts`).
  *
  * @example
  * ```ts
- * const raw = checkRegistryDocument(Value.Default(RegistrySchema, document));
- * raw.agents[0]?.card_url;
+ * const { agents, problems } = readRegistryDocument(Value.Default(RegistrySchema, document));
+ * agents[0]?.card_url;
  * ```
  */
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
+import Value from 'typebox/value';
 import { Compile } from 'typebox/compile';
-import { firstSchemaProblem, pointerSegments } from '../../config/check.js';
+import { firstSchemaProblem, pointerSegments, type SchemaProblem } from '../../config/check.js';
 import { REGISTRY_NAME_PATTERN, RegistryError } from './error.js';
 
 const MAX_URL_LENGTH = 2048;
@@ -102,28 +103,96 @@ export type RawEntry = RawRegistry['agents'][number];
 const validator = Compile(RegistrySchema);
 
 /**
- * Checks a registry document (defaults already applied) against the schema; throws the first problem.
+ * A registry document read entry by entry: the entries that fit the schema (undefined in the
+ * place of one that does not) and every schema problem found.
  *
  * @example
  * ```ts
- * const raw = checkRegistryDocument(Value.Default(RegistrySchema, document));
+ * const { agents, problems } = readRegistryDocument(Value.Default(RegistrySchema, document));
  * ```
- * @throws RegistryError naming the entry (`agents[1] "travel"`) and key
  */
-export function checkRegistryDocument(value: unknown): RawRegistry {
-  if (!validator.Check(value)) throw firstSchemaError(value);
-  return value;
+export interface RegistryDocument {
+  agents: (RawEntry | undefined)[];
+  problems: RegistryError[];
 }
 
-/** The first schema problem, with the entry named by index and (when it has one) name. */
-function firstSchemaError(value: unknown): RegistryError {
-  const found = firstSchemaProblem(validator, value, { namesMissingKey: true });
-  if (found === undefined) return new RegistryError('', '', 'invalid registry');
+/**
+ * Checks a registry document (defaults already applied) against the schema and reports every
+ * problem at once: each unknown or missing key, and one problem per key whose value is wrong
+ * (each item of a list on its own), in file order. Entries that fit are returned, so that
+ * their own checks can run too.
+ *
+ * @example
+ * ```ts
+ * const { agents, problems } = readRegistryDocument(Value.Default(RegistrySchema, document));
+ * if (problems.length > 0) throw RegistryError.all(problems);
+ * ```
+ */
+export function readRegistryDocument(value: unknown): RegistryDocument {
+  if (validator.Check(value)) return { agents: value.agents, problems: [] };
+  const found = schemaProblems(RegistrySchema, value, '');
+  const failing = new Set(found.map((problem) => /^\/agents\/(\d+)(\/|$)/.exec(problem.pointer)?.[1]));
+  const list = (value as { agents?: unknown }).agents;
+  const agents = failing.has(undefined) || !Array.isArray(list) ? [] : (list as RawEntry[]);
+  return {
+    agents: agents.map((entry, index) => (failing.has(String(index)) ? undefined : entry)),
+    problems: found.map((problem) => asRegistryError(problem, value)),
+  };
+}
+
+/**
+ * Every problem of `value` against `schema`: an object's unknown and missing keys and each of
+ * its keys in turn, a list's items in turn; a value that holds no further object or list (or
+ * a union) is judged whole, by the config loader's one-problem report. The validator's own
+ * error list is not enough: it stops at the first key or item that fails.
+ */
+function schemaProblems(schema: TSchema, value: unknown, pointer: string): SchemaProblem[] {
+  // Through a boolean: Check is a type guard, and its false branch would narrow `value` to never.
+  const valid: boolean = Value.Check(schema, value);
+  if (valid) return [];
+  const node = schema as { type?: unknown; properties?: Record<string, TSchema>; required?: string[]; items?: unknown };
+  if (node.type === 'object' && node.properties !== undefined && isRecord(value)) {
+    const properties = node.properties;
+    const found: SchemaProblem[] = [];
+    for (const [key, child] of Object.entries(value)) {
+      const sub = properties[key];
+      const at = `${pointer}/${escapeSegment(key)}`;
+      if (sub === undefined) found.push({ pointer: at, problem: 'is not a known setting', keyword: 'boolean' });
+      else found.push(...schemaProblems(sub, child, at));
+    }
+    for (const key of node.required ?? []) {
+      if (!(key in value)) {
+        found.push({ pointer: `${pointer}/${escapeSegment(key)}`, problem: 'is required', keyword: 'required' });
+      }
+    }
+    if (found.length > 0) return found;
+  }
+  if (node.type === 'array' && isSchema(node.items) && Array.isArray(value)) {
+    const items = node.items;
+    const found = value.flatMap((item, index) => schemaProblems(items, item, `${pointer}/${index}`));
+    if (found.length > 0) return found;
+  }
+  const whole = firstSchemaProblem({ Errors: (v) => Value.Errors(schema, v) }, value, {
+    namesMissingKey: true,
+    schema,
+  });
+  return [
+    {
+      pointer: `${pointer}${whole?.pointer ?? ''}`,
+      problem: whole?.problem ?? 'is not valid',
+      keyword: whole?.keyword ?? '',
+    },
+  ];
+}
+
+/** A schema problem as a RegistryError, with the entry named by index and (when it has one) name. */
+function asRegistryError(found: SchemaProblem, value: unknown): RegistryError {
   const path = found.pointer;
   let problem = found.problem;
   // A union of literals reports "must be equal to constant"; say which values are meant.
   if (/\/effect$/.test(path) && found.keyword !== 'required') problem = 'must be read_only or acting';
-  if (/\/card_keys\/coverage$/.test(path)) problem = 'must be trust-fields or interfaces';
+  if (/\/card_keys\/coverage$/.test(path) && found.keyword !== 'required')
+    problem = 'must be trust-fields or interfaces';
   const segments = pointerSegments(path);
   if (segments[0] !== 'agents' || segments[1] === undefined || !/^\d+$/.test(segments[1])) {
     return new RegistryError('', segments.join('.'), problem);
@@ -141,4 +210,16 @@ function firstSchemaError(value: unknown): RegistryError {
     .join('')
     .replace(/^\./, '');
   return new RegistryError(label, key, problem);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isSchema(value: unknown): value is TSchema {
+  return isRecord(value);
+}
+
+function escapeSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
