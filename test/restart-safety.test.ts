@@ -5,13 +5,13 @@
  * finished, tasks the dead process left running failed with a clear reason and an audit row.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RESTART_FAILURE_TEXT } from '../src/tasks/service.js';
 import { TOKEN_A, TOKEN_B, rpc, v03Message, v10Message } from './helpers/gateway.js';
+import { killHard, startServe, type ServeProcess } from './helpers/serve-process.js';
 
 const CONFIG = `
 server: { host: 127.0.0.1, port: 0 }
@@ -33,50 +33,12 @@ clients:
   - { id: b, token: "\${TOKEN_B}", agents: [echo, writer] }
 `;
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-}
-
-async function startServer(configPath: string, dataDir: string): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', configPath, '--data', dataDir, '--log-level', 'warn'],
-    { env: { ...process.env, TOKEN_A, TOKEN_B }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start: ${output}`)), 30_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /airlock listening on (http:\/\/\S+)/.exec(output);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${code}): ${output}`));
-    });
-  });
-  return { child, url };
-}
-
-async function killHard(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGKILL');
-  await exited;
-}
-
 describe('restart safety: kill -9 under load, restart on the same --data directory', () => {
   let dir: string;
   let configPath: string;
   let auditPath: string;
   const received = new Map<string, { token: string; agent: string }>();
-  let restarted: Server | undefined;
+  let restarted: ServeProcess | undefined;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'airlock-restart-'));
@@ -91,7 +53,7 @@ describe('restart safety: kill -9 under load, restart on the same --data directo
   });
 
   it('loses no acknowledged task: every id a client received is there after the restart', async (t) => {
-    const first = await startServer(configPath, join(dir, 'data'));
+    const first = await startServe(configPath, join(dir, 'data'), { TOKEN_A, TOKEN_B });
     let stop = false;
     let errors = 0;
     // Bounded load: 8 callers, each alternating a blocking echo and a non-blocking slow writer,
@@ -137,7 +99,7 @@ describe('restart safety: kill -9 under load, restart on the same --data directo
     assert.equal(errors, 0, 'no request failed before the kill');
     assert.ok(received.size >= 50, `a real load ran before the kill (${received.size} tasks acknowledged)`);
 
-    restarted = await startServer(configPath, join(dir, 'data'));
+    restarted = await startServe(configPath, join(dir, 'data'), { TOKEN_A, TOKEN_B });
     const states = new Map<string, number>();
     const failedIds: string[] = [];
     let lost = 0;

@@ -1,0 +1,64 @@
+/**
+ * `airlock serve` as a child process, for tests that need the real process: its signals, its
+ * exit code, a restart on the same data directory.
+ *
+ * @example
+ * ```ts
+ * const server = await startServe(configPath, dataDir, { TOKEN_A });
+ * server.child.kill('SIGTERM');
+ * ```
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything the process wrote so far (stdout and stderr). */
+  output: () => string;
+}
+
+/** Starts the CLI on `configPath` (with `--data dataDir` when given) and resolves once it listens. */
+export async function startServe(
+  configPath: string,
+  dataDir: string | undefined,
+  env: Record<string, string>,
+  logLevel = 'warn',
+): Promise<ServeProcess> {
+  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', configPath, '--log-level', logLevel];
+  if (dataDir !== undefined) args.push('--data', dataDir);
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${output}`)), 30_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /airlock listening on (http:\/\/\S+)/.exec(output);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code}): ${output}`));
+    });
+  });
+  return { child, url, output: () => output };
+}
+
+/** SIGKILL, and wait for the exit. */
+export async function killHard(server: Pick<ServeProcess, 'child'>): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGKILL');
+  await exited;
+}
+
+/** Resolves with the exit code (or the signal's name) once the process has ended. */
+export function exitOf(server: Pick<ServeProcess, 'child'>): Promise<number | string> {
+  const { child } = server;
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  if (child.signalCode !== null) return Promise.resolve(child.signalCode);
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+}
