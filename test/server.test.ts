@@ -94,6 +94,7 @@ describe('agent cards', () => {
       [
         [echo, 'JSONRPC', '1.0'],
         [echo, 'JSONRPC', '0.3'],
+        [echo, 'HTTP+JSON', '1.0'],
       ],
     );
     assert.ok(card.securitySchemes.bearer.httpAuthSecurityScheme);

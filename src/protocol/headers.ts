@@ -63,3 +63,83 @@ export function parseHopChain(value: string | readonly string[] | undefined): st
 export function formatHopChain(chain: readonly string[]): string {
   return chain.join(', ');
 }
+
+/**
+ * The extensions header of v1.0 (`A2A-Extensions`) and its v0.3 spelling (`X-A2A-Extensions`),
+ * lower case as node:http presents them.
+ *
+ * @example
+ * ```ts
+ * const requested = parseExtensions(EXTENSIONS_HEADERS.map((name) => req.headers[name]));
+ * ```
+ */
+export const EXTENSIONS_HEADERS = ['a2a-extensions', 'x-a2a-extensions'] as const;
+
+/** Most extension URIs a request may name, and the longest URI read. */
+const MAX_EXTENSIONS = 32;
+const MAX_EXTENSION_URI = 512;
+
+/**
+ * The extension URIs a request asks for (§3.2.6, §14.2.2): the comma-separated values of either
+ * header (both are read; repeated headers are joined), trimmed, without empty items or
+ * duplicates. Items longer than 512 characters or past the 32nd are dropped: a URI no card
+ * declares is ignored anyway.
+ *
+ * @example
+ * ```ts
+ * parseExtensions(['https://a.example/ext/v1, https://b.example/x', undefined]);
+ * // ['https://a.example/ext/v1', 'https://b.example/x']
+ * ```
+ */
+export function parseExtensions(values: readonly (string | readonly string[] | undefined)[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    if (value === undefined) continue;
+    for (const line of typeof value === 'string' ? [value] : value) {
+      for (const item of line.split(',')) {
+        const uri = item.trim();
+        if (uri === '' || uri.length > MAX_EXTENSION_URI || out.includes(uri)) continue;
+        if (out.length === MAX_EXTENSIONS) return out;
+        out.push(uri);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * An extension a card declares (`capabilities.extensions[]`).
+ *
+ * @example
+ * ```ts
+ * const declared: DeclaredExtension = { uri: 'https://a.example/ext/v1', required: true };
+ * ```
+ */
+export interface DeclaredExtension {
+  uri: string;
+  required: boolean;
+}
+
+/**
+ * Which requested extensions are activated (those the card declares; the server echoes them in
+ * `A2A-Extensions`), or, when the card declares a required extension the request did not ask
+ * for, the URI missing (answered -32008 ExtensionSupportRequiredError). An undeclared request is
+ * ignored (§4.6.3).
+ *
+ * @example
+ * ```ts
+ * activateExtensions(['https://a.example/ext/v1'], [{ uri: 'https://a.example/ext/v1', required: true }]);
+ * // { activated: ['https://a.example/ext/v1'] }
+ * activateExtensions([], [{ uri: 'https://a.example/ext/v1', required: true }]);
+ * // { missing: 'https://a.example/ext/v1' }
+ * ```
+ */
+export function activateExtensions(
+  requested: readonly string[],
+  declared: readonly DeclaredExtension[],
+): { activated: string[] } | { missing: string } {
+  for (const extension of declared) {
+    if (extension.required && !requested.includes(extension.uri)) return { missing: extension.uri };
+  }
+  return { activated: requested.filter((uri) => declared.some((extension) => extension.uri === uri)) };
+}

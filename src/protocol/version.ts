@@ -91,3 +91,21 @@ export function dialectForMethod(method: string): Dialect | undefined {
 export function dialectForVersion(version: DialectVersion): Dialect {
   return version === '1.0' ? v10 : v03;
 }
+
+/**
+ * The `A2A-Version` a request asked for: the header when it was sent (even empty, which means
+ * 0.3), else the `A2A-Version` query parameter (§3.6), else undefined. Only a URL with a query
+ * is parsed, so a plain request costs one `indexOf`.
+ *
+ * @example
+ * ```ts
+ * requestedVersion(undefined, '/a2a/echo?A2A-Version=1.0'); // '1.0'
+ * requestedVersion('', '/a2a/echo?A2A-Version=1.0');        // '' (the header wins: 0.3)
+ * ```
+ */
+export function requestedVersion(header: string | undefined, url: string | undefined): string | undefined {
+  if (header !== undefined || url === undefined) return header;
+  const query = url.indexOf('?');
+  if (query === -1) return undefined;
+  return new URLSearchParams(url.slice(query + 1)).get('A2A-Version') ?? undefined;
+}

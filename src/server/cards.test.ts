@@ -62,6 +62,7 @@ describe('buildAgentCard: the public card', () => {
       interfaces: [
         { url: URL_, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url: URL_, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        { url: URL_, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       ],
       capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
       securitySchemes: { bearer: { ...BEARER_SCHEME } },
@@ -70,6 +71,14 @@ describe('buildAgentCard: the public card', () => {
       defaultOutputModes: ['text/plain'],
       skills: [{ id: PUBLIC_SKILL_ID, name: 'Travel', description: 'Plans trips.', tags: [PUBLIC_SKILL_ID] }],
     });
+  });
+
+  it('lists JSON-RPC only when the HTTP+JSON binding is off (server.httpJson: false)', () => {
+    const card = buildAgentCard(travel, URL_, false, undefined, { httpJson: false });
+    assert.deepEqual(
+      card.interfaces.map((i) => i.protocolBinding),
+      ['JSONRPC', 'JSONRPC'],
+    );
   });
 
   it('leaves provider and documentationUrl out when they are not configured', () => {

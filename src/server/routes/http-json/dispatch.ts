@@ -1,0 +1,116 @@
+/**
+ * The HTTP+JSON binding's dispatch: a canonical request, once admitted, to the task service and
+ * back as the binding's outcome. The same service calls as the JSON-RPC dispatcher (`rpc.ts`);
+ * only the rendering differs.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runHttpJson(request, call, grant);
+ * if (outcome.kind === 'json') res.end(outcome.body);
+ * ```
+ */
+import { A2AError } from '../../../protocol/errors.js';
+import { HTTP_JSON_RESULTS } from '../../../protocol/http-json/index.js';
+import type { A2ARequest, StreamEvent } from '../../../protocol/model.js';
+import { CapacityError, type TurnGrant } from '../../../tasks/policy.js';
+import { isStoreUnavailable } from '../../../tasks/stores/errors.js';
+import { STORE_UNAVAILABLE_MESSAGE, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type RpcCall } from '../../rpc.js';
+
+/**
+ * What the route sends: a JSON body (200), an A2A error (its mapped status), a 503 with
+ * Retry-After, or an SSE stream of StreamResponses.
+ *
+ * @example
+ * ```ts
+ * const outcome: HttpJsonOutcome = { kind: 'error', error: new A2AError('TASK_NOT_FOUND') };
+ * ```
+ */
+export type HttpJsonOutcome =
+  | { kind: 'json'; body: string }
+  | { kind: 'error'; error: A2AError }
+  | { kind: 'unavailable'; message: string; retryAfterSeconds: number }
+  | { kind: 'stream'; events: AsyncIterable<StreamEvent> };
+
+/**
+ * The outcome of a failure: over capacity and an unreachable store are 503s with Retry-After;
+ * an unexpected error goes to `onError` and is answered as an internal error.
+ *
+ * @example
+ * ```ts
+ * httpJsonFailure(new CapacityError(2), onError); // { kind: 'unavailable', …, retryAfterSeconds: 2 }
+ * ```
+ */
+export function httpJsonFailure(error: unknown, onError: (error: unknown) => void): HttpJsonOutcome {
+  if (error instanceof CapacityError) {
+    return { kind: 'unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  }
+  if (isStoreUnavailable(error)) {
+    return {
+      kind: 'unavailable',
+      message: STORE_UNAVAILABLE_MESSAGE,
+      retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+    };
+  }
+  if (error instanceof A2AError) return { kind: 'error', error };
+  onError(error);
+  return { kind: 'error', error: new A2AError('INTERNAL') };
+}
+
+/**
+ * Runs a decoded request on the service (with the grant admission gave a turn). Never throws.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runHttpJson({ method: 'get', params: { id } }, call, undefined);
+ * ```
+ */
+export async function runHttpJson(
+  request: A2ARequest,
+  call: RpcCall,
+  grant: TurnGrant | undefined,
+): Promise<HttpJsonOutcome> {
+  try {
+    return await run(request, call, grant);
+  } catch (error) {
+    return httpJsonFailure(error, call.onError);
+  }
+}
+
+async function run(request: A2ARequest, call: RpcCall, grant: TurnGrant | undefined): Promise<HttpJsonOutcome> {
+  const { service, context } = call;
+  // An inline push config is refused rather than dropped until push is served over this binding.
+  if ((request.method === 'send' || request.method === 'stream') && request.params.configuration.pushConfig) {
+    // The turn's slot was granted for a send that will not run: give it back.
+    grant?.release();
+    throw new A2AError(
+      'PUSH_NOTIFICATION_NOT_SUPPORTED',
+      'Push notification configs are not served over HTTP+JSON yet',
+    );
+  }
+  switch (request.method) {
+    case 'send':
+      return json(HTTP_JSON_RESULTS.sendResult(await service.send(context, request.params, grant)));
+    case 'stream':
+      return { kind: 'stream', events: await service.stream(context, request.params, grant) };
+    case 'get':
+      return json(HTTP_JSON_RESULTS.task(await service.get(context, request.params.id, request.params.historyLength)));
+    case 'list':
+      return json(HTTP_JSON_RESULTS.list(await service.list(context, request.params)));
+    case 'cancel':
+      return json(HTTP_JSON_RESULTS.task(await service.cancel(context, request.params.id)));
+    case 'subscribe':
+      return { kind: 'stream', events: await service.subscribe(context, request.params.id) };
+    case 'push-config':
+      // Push config routes are not in the route table yet (src/protocol/http-json/routes.ts).
+      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+    case 'extended-card': {
+      const card = call.extendedCard('1.0');
+      if (card === undefined) throw new A2AError('EXTENDED_AGENT_CARD_NOT_CONFIGURED');
+      return json(card);
+    }
+  }
+}
+
+function json(body: string): HttpJsonOutcome {
+  return { kind: 'json', body };
+}
