@@ -190,6 +190,34 @@ const SAMPLES: Record<AuditEventType, AuditEvent> = {
     argsBytes: 24,
     argsDigest: 'b'.repeat(64),
   },
+  'a2a.push.delivered': {
+    type: 'a2a.push.delivered',
+    time,
+    outcome: 'ok',
+    agent: 'helpdesk',
+    taskId: 't-1',
+    host: 'hooks.example',
+    client: 'partner',
+    durationMs: 12,
+  },
+  'a2a.push.failed': {
+    type: 'a2a.push.failed',
+    time,
+    outcome: 'error',
+    agent: 'helpdesk',
+    taskId: 't-1',
+    host: 'hooks.example',
+    reason: 'http_status',
+  },
+  'a2a.push.refused': {
+    type: 'a2a.push.refused',
+    time,
+    outcome: 'denied',
+    agent: 'helpdesk',
+    taskId: 't-1',
+    host: '169.254.169.254',
+    reason: 'address_blocked',
+  },
 };
 
 function refused(event: unknown, key: string): void {

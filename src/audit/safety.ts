@@ -162,6 +162,7 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
     case 'actionId':
     case 'tool':
     case 'user':
+    case 'host':
       if (typeof value !== 'string' || !ID.test(value)) {
         throw new AuditUnsafeEventError(key, 'must be 1..256 printable ASCII characters without spaces');
       }

@@ -11,7 +11,16 @@
  * ```
  */
 import type { A2AError } from './errors.js';
-import type { A2ARequest, AgentCard, ListTasksResult, Message, SendResult, StreamEvent, Task } from './model.js';
+import type {
+  A2ARequest,
+  AgentCard,
+  ListTasksResult,
+  Message,
+  PushConfigResult,
+  SendResult,
+  StreamEvent,
+  Task,
+} from './model.js';
 
 export type DialectVersion = '1.0' | '0.3';
 
@@ -41,6 +50,8 @@ export interface Dialect {
   /** v0.3 has no ListTasks; its codec throws `UNSUPPORTED_OPERATION`. */
   encodeListResult(result: ListTasksResult): unknown;
   encodeStreamEvent(event: StreamEvent): unknown;
+  /** A push-config operation's answer (v1.0 flat config / `{configs}` / `{}`; v0.3 nested / array / null). */
+  encodePushResult(result: PushConfigResult): unknown;
   encodeError(error: A2AError): JsonRpcErrorObject;
   encodeCard(card: AgentCard): unknown;
 

@@ -159,6 +159,8 @@ export interface SendConfiguration {
   returnImmediately: boolean;
   historyLength?: number;
   acceptedOutputModes?: string[];
+  /** A push config given inline (v1.0 `taskPushNotificationConfig`, v0.3 `pushNotificationConfig`). */
+  pushConfig?: PushConfigInput;
 }
 
 export interface SendParams {
@@ -197,10 +199,50 @@ export type A2ARequest =
   | { method: 'list'; params: ListTasksParams }
   | { method: 'cancel'; params: { id: string; metadata?: JsonObject; tenant?: string } }
   | { method: 'subscribe'; params: { id: string; tenant?: string } }
-  | { method: 'push-config'; params: Record<string, never> }
+  | { method: 'push-config'; params: PushConfigRequest }
   | { method: 'extended-card'; params: { tenant?: string } };
 
 export type A2AOperation = A2ARequest['method'];
+
+// ---------------------------------------------------------------------------------------------
+// Push notification configs (§3.1.7–§3.1.10). One shape for both dialects: v1.0's flat
+// TaskPushNotificationConfig; v0.3's `authentication.schemes[]` is read as its first scheme.
+
+/** How the webhook request authenticates itself: `Authorization: <scheme> <credentials>`. */
+export interface PushAuthentication {
+  scheme: string;
+  credentials?: string;
+}
+
+/** A push config as a caller gives it: `id` is optional (the server mints one). */
+export interface PushConfigInput {
+  id?: string;
+  url: string;
+  token?: string;
+  authentication?: PushAuthentication;
+}
+
+/** A stored push config, as it is answered: always with its task and id. */
+export interface TaskPushConfig extends PushConfigInput {
+  id: string;
+  taskId: string;
+}
+
+/**
+ * The four push-config operations, decoded. v0.3's `get` may leave the config id out (the
+ * task's only, or first, config).
+ */
+export type PushConfigRequest =
+  | { op: 'create'; taskId: string; config: PushConfigInput; tenant?: string }
+  | { op: 'get'; taskId: string; id?: string; tenant?: string }
+  | { op: 'list'; taskId: string; pageSize?: number; pageToken?: string; tenant?: string }
+  | { op: 'delete'; taskId: string; id: string; tenant?: string };
+
+/** What a push-config operation answers; each dialect renders it in its own shape. */
+export type PushConfigResult =
+  | { op: 'create' | 'get'; config: TaskPushConfig }
+  | { op: 'list'; configs: TaskPushConfig[]; nextPageToken: string }
+  | { op: 'delete' };
 
 // ---------------------------------------------------------------------------------------------
 // Agent cards, as Airlock builds them from config. Codecs render them in each dialect.

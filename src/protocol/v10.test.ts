@@ -386,12 +386,14 @@ describe('v10 other methods', () => {
       'ListTaskPushNotificationConfigs',
       'DeleteTaskPushNotificationConfig',
     ]) {
-      assert.deepEqual(v10.decodeRequest(method, { taskId: 't', url: 'https://hook.example' }), {
-        method: 'push-config',
-        params: {},
-      });
+      // The shapes of each are tested in v10/push.test.ts.
+      const request = v10.decodeRequest(method, { taskId: 't', id: 'c', url: 'https://hook.example' });
+      assert.equal(request.method, 'push-config');
     }
-    assertA2AError(() => v10.encodeRequest({ method: 'push-config', params: {} }), 'UNSUPPORTED_OPERATION');
+    assertA2AError(
+      () => v10.encodeRequest({ method: 'push-config', params: { op: 'list', taskId: 't' } }),
+      'UNSUPPORTED_OPERATION',
+    );
   });
 
   it('ListTasks defaults', () => {

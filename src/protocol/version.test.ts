@@ -102,7 +102,16 @@ describe('dialectForMethod', () => {
     for (const method of [...V10_METHODS, ...V03_METHODS]) {
       const dialect = dialectForMethod(method);
       assert.ok(dialect !== undefined);
-      const request = dialect.decodeRequest(method, { id: 't-1', message: messages[dialect.version] });
+      // One params object every method takes: the push-config methods need their task and config too.
+      const params = {
+        id: 't-1',
+        taskId: 't-1',
+        message: messages[dialect.version],
+        pushNotificationConfig: { url: 'https://hooks.example/a2a' },
+        url: 'https://hooks.example/a2a',
+        pushNotificationConfigId: 'c-1',
+      };
+      const request = dialect.decodeRequest(method, params);
       assert.ok(typeof request.method === 'string');
     }
   });

@@ -19,6 +19,7 @@ import type { Dialect } from '../dialect.js';
 import { decodeRpcError } from '../validation/remote-errors.js';
 import { decodeSendResult, decodeStreamEvent, decodeTask, encodeRequest } from './client.js';
 import { decodeRequest, encodeError, encodeSendResult, encodeStreamEvent, encodeTask } from './server.js';
+import { encodePushResult } from './push.js';
 import { METHODS, unsupportedList } from './wire.js';
 
 export { V03_JSON } from './json-text.js';
@@ -54,6 +55,7 @@ export const v03: Dialect = {
   encodeTask,
   encodeListResult: unsupportedList,
   encodeStreamEvent,
+  encodePushResult,
   encodeError,
   encodeCard: encodeCardV03,
   // client side

@@ -54,6 +54,7 @@ import type {
   V03Task,
   V03TaskStatus,
 } from './wire.js';
+import { decodePushConfigInput, decodePushRequest } from './push.js';
 
 // ---------------------------------------------------------------------------------------------
 // Encoders (hot path)
@@ -179,7 +180,7 @@ function decodeSendConfiguration(value: unknown, ctx: Ctx): SendConfiguration {
   const modes = optStringList(rec.acceptedOutputModes, 'configuration.acceptedOutputModes', ctx);
   if (modes !== undefined) config.acceptedOutputModes = modes;
   if (!isAbsent(rec.pushNotificationConfig)) {
-    checkRecord(rec.pushNotificationConfig, 'configuration.pushNotificationConfig', ctx);
+    config.pushConfig = decodePushConfigInput(rec.pushNotificationConfig, 'configuration.pushNotificationConfig', ctx);
   }
   return config;
 }
@@ -204,7 +205,7 @@ function decodeTaskIdParams(rec: Rec, ctx: Ctx): { id: string; metadata?: JsonOb
   return out;
 }
 
-function decodeParams(op: A2AOperation, params: unknown): A2ARequest {
+function decodeParams(op: A2AOperation, method: string, params: unknown): A2ARequest {
   const ctx = REQUEST;
   const rec = params === undefined ? {} : checkRecord(params, 'params', ctx);
   switch (op) {
@@ -226,8 +227,7 @@ function decodeParams(op: A2AOperation, params: unknown): A2ARequest {
     case 'extended-card':
       return { method: 'extended-card', params: {} };
     case 'push-config':
-      // Airlock does not offer push notifications: the service answers -32003 whatever the body.
-      return { method: 'push-config', params: {} };
+      return { method: 'push-config', params: decodePushRequest(method, rec, ctx) };
     case 'list':
       // Not in METHODS; kept for exhaustiveness.
       return unsupportedList();
@@ -246,5 +246,5 @@ function decodeParams(op: A2AOperation, params: unknown): A2ARequest {
 export function decodeRequest(method: string, params: unknown): A2ARequest {
   const op = METHODS.get(method);
   if (op === undefined) throw new A2AError('METHOD_NOT_FOUND');
-  return guard(REQUEST, () => decodeParams(op, params));
+  return guard(REQUEST, () => decodeParams(op, method, params));
 }

@@ -27,6 +27,7 @@ import {
   encodeStreamEvent,
   encodeTask,
 } from './server.js';
+import { encodePushResult } from './push.js';
 import { METHODS } from './wire.js';
 
 export { V10_JSON } from './json-text.js';
@@ -64,6 +65,7 @@ export const v10: Dialect = {
   encodeTask,
   encodeListResult,
   encodeStreamEvent,
+  encodePushResult,
   encodeError,
   encodeCard: encodeCardV10,
   // client side

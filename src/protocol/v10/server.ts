@@ -56,6 +56,7 @@ import { A2A_ERROR_DOMAIN, ERROR_DETAIL_TYPES } from '../validation/remote-error
 import { checkTimestamp } from '../validation/timestamps.js';
 import { decodeMessage } from '../validation/structures.js';
 import { V10_WIRE, encodeMessage, encodeParts } from './mapping.js';
+import { decodePushConfigInput, decodePushRequest } from './push.js';
 import { METHODS, STATE_FROM_WIRE, STATE_TO_WIRE } from './wire.js';
 import type {
   V10Artifact,
@@ -225,9 +226,12 @@ function decodeSendConfiguration(value: unknown, ctx: Ctx): SendConfiguration {
   if (historyLength !== undefined) config.historyLength = historyLength;
   const modes = optStringList(rec.acceptedOutputModes, 'configuration.acceptedOutputModes', ctx);
   if (modes !== undefined) config.acceptedOutputModes = modes;
-  // Inline push configs are not supported by Airlock; the type is still checked (§5.7).
   if (!isAbsent(rec.taskPushNotificationConfig)) {
-    checkRecord(rec.taskPushNotificationConfig, 'configuration.taskPushNotificationConfig', ctx);
+    config.pushConfig = decodePushConfigInput(
+      rec.taskPushNotificationConfig,
+      'configuration.taskPushNotificationConfig',
+      ctx,
+    );
   }
   return config;
 }
@@ -277,7 +281,7 @@ function decodeListParams(rec: Rec, ctx: Ctx): ListTasksParams {
   return params;
 }
 
-function decodeParams(op: A2AOperation, params: unknown): A2ARequest {
+function decodeParams(op: A2AOperation, method: string, params: unknown): A2ARequest {
   const ctx = REQUEST;
   const rec = params === undefined ? {} : checkRecord(params, 'params', ctx);
   switch (op) {
@@ -314,8 +318,7 @@ function decodeParams(op: A2AOperation, params: unknown): A2ARequest {
       return { method: 'extended-card', params: tenant === undefined ? {} : { tenant } };
     }
     case 'push-config':
-      // Airlock does not offer push notifications: the service answers -32003 whatever the body.
-      return { method: 'push-config', params: {} };
+      return { method: 'push-config', params: decodePushRequest(method, rec, ctx) };
   }
 }
 
@@ -342,5 +345,5 @@ function optIdRequired(value: unknown, path: string, ctx: Ctx): string {
 export function decodeRequest(method: string, params: unknown): A2ARequest {
   const op = METHODS.get(method);
   if (op === undefined) throw new A2AError('METHOD_NOT_FOUND');
-  return guard(REQUEST, () => decodeParams(op, params));
+  return guard(REQUEST, () => decodeParams(op, method, params));
 }
