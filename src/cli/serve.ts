@@ -193,13 +193,16 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    // A second signal while draining: the person means it.
+    if (stopping) process.exit(1);
     stopping = true;
-    logger.info({ event: 'stopping', signal });
-    const force = setTimeout(() => process.exit(1), 5000);
+    logger.info({ event: 'stopping', signal, drainSeconds: config.server.drainSeconds });
+    // Draining takes up to drainSeconds; closing (store writes, audit file) gets 5 s more.
+    const force = setTimeout(() => process.exit(1), config.server.drainSeconds * 1000 + 5000);
     force.unref();
     gateway
-      .close()
+      .drain()
+      .then(() => gateway.close())
       .then(() => backends.close())
       .then(() => upstreams?.close())
       .then(
