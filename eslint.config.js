@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * What each folder of src/ may import besides itself (type-only imports count too). Read it
- * top-down: `cli → server | mcp → client → config → approvals → tasks | tools → agents | trust | audit →
+ * top-down: `cli → server | mcp → client → config → approvals | push → tasks | tools → agents | trust | audit →
  * net | state | identity → protocol | content → errors`. `src/index.ts` (the public API) may
  * import anything.
  */
@@ -27,12 +27,13 @@ const LAYERS = {
   audit: [...LEAVES],
   tasks: SERVICES,
   tools: SERVICES,
+  push: [...SERVICES, 'tasks'],
   approvals: [...SERVICES, 'tasks', 'tools'],
-  config: [...SERVICES, 'tasks', 'tools', 'approvals'],
-  client: [...SERVICES, 'tasks', 'tools', 'approvals', 'config'],
-  server: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client'],
-  mcp: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client', 'server'],
-  cli: [...SERVICES, 'tasks', 'tools', 'approvals', 'config', 'client', 'server', 'mcp'],
+  config: [...SERVICES, 'tasks', 'tools', 'push', 'approvals'],
+  client: [...SERVICES, 'tasks', 'tools', 'push', 'approvals', 'config'],
+  server: [...SERVICES, 'tasks', 'tools', 'push', 'approvals', 'config', 'client'],
+  mcp: [...SERVICES, 'tasks', 'tools', 'push', 'approvals', 'config', 'client', 'server'],
+  cli: [...SERVICES, 'tasks', 'tools', 'push', 'approvals', 'config', 'client', 'server', 'mcp'],
 };
 const FOLDERS = Object.keys(LAYERS);
 const layerZones = FOLDERS.map((folder) => ({

@@ -40,7 +40,9 @@ const TOKENS: Record<string, string> = {
 
 /** The fenced block right after `<!-- mcp-doc: NAME -->`. */
 function docBlock(name: string): string {
-  const match = new RegExp(`<!-- mcp-doc: ${name} -->\\s*(?:<!--[^>]*-->\\s*)*\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(DOC);
+  const match = new RegExp(`<!-- mcp-doc: ${name} -->\\s*(?:<!--[^>]*-->\\s*)*\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(
+    DOC,
+  );
   assert.ok(match?.[1], `docs/MCP.md has no block ${name}`);
   return match[1];
 }

@@ -107,7 +107,13 @@ const FORBIDDEN_REASONS = [
   'origin_not_allowed',
   'host_not_loopback',
 ] as const;
-const RATE_LIMITED_REASONS = ['client_rate_limit', 'auth_failure_limit', 'concurrency_limit', 'stream_limit'] as const;
+const RATE_LIMITED_REASONS = [
+  'client_rate_limit',
+  'auth_failure_limit',
+  'concurrency_limit',
+  'stream_limit',
+  'draining',
+] as const;
 /** Outbound calls: `denied` for refusals by config or transport policy, `error` for failures. */
 const CLIENT_REASONS = [
   'agent_not_configured',
@@ -161,6 +167,27 @@ const TOOL_REASONS = [
   'not_approved',
   /** The tool answered with `isError`. */
   'tool_error',
+] as const;
+
+/** Why a webhook was not sent (`a2a.push.refused`): the config or the transport policy said no. */
+const PUSH_REFUSED_REASONS = [
+  'insecure_url',
+  'url_has_credentials',
+  'address_blocked',
+  'redirect_refused',
+  'proxy_refused',
+  'invalid_config',
+] as const;
+/** Why a webhook delivery failed (`a2a.push.failed`), after its last attempt. */
+const PUSH_FAILED_REASONS = [
+  /** The receiver answered with a status other than 2xx. */
+  'http_status',
+  'request_timeout',
+  'network_error',
+  'response_too_large',
+  'invalid_response',
+  /** Too many events waited for this task's webhooks (`push.maxQueuedEvents`). */
+  'queue_full',
 ] as const;
 
 /** What each event type is: its allowed outcomes and reasons, required and optional fields. */
@@ -303,6 +330,24 @@ export const AUDIT_EVENT_SPEC = {
     required: ['agent', 'taskId', 'tool', 'reason'],
     optional: ['client', 'principalKind', 'contextId', 'level', 'actionId', 'durationMs', 'argsBytes', 'argsDigest'],
   },
+  'a2a.push.delivered': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: ['agent', 'taskId', 'host'],
+    optional: ['client', 'durationMs'],
+  },
+  'a2a.push.failed': {
+    outcomes: ['error'],
+    reasons: PUSH_FAILED_REASONS,
+    required: ['agent', 'taskId', 'host', 'reason'],
+    optional: ['client', 'durationMs'],
+  },
+  'a2a.push.refused': {
+    outcomes: ['denied'],
+    reasons: PUSH_REFUSED_REASONS,
+    required: ['agent', 'taskId', 'host', 'reason'],
+    optional: ['client'],
+  },
   'a2a.tool.parked': {
     outcomes: ['ok'],
     reasons: [],
@@ -346,7 +391,8 @@ type AuditField =
   | 'user'
   | 'durationMs'
   | 'argsBytes'
-  | 'argsDigest';
+  | 'argsDigest'
+  | 'host';
 
 interface FieldTypes<T extends AuditEventType> {
   /** The configured client id (or a token's client id): who called. */
@@ -380,6 +426,8 @@ interface FieldTypes<T extends AuditEventType> {
   argsBytes: number;
   /** SHA-256 (hex) of a tool call's arguments as JCS; never the arguments themselves. */
   argsDigest: string;
+  /** A webhook's host name or address as written in its URL: never its path, query or credentials. */
+  host: string;
 }
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};

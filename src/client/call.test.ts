@@ -493,7 +493,7 @@ describe('outbound call: tenant', () => {
     const h = await harness('1.0', workingThen(makeTask('t-t', 'completed', 'ok'), 0), { tenant: 'acme' });
     await h.client.send({ agent: 'reader', message: 'hi' });
     assert.deepEqual(
-      h.remote.requests.map((r) => (r.request.params as { tenant?: string }).tenant),
+      h.remote.requests.map((r) => r.request.params.tenant),
       ['acme', 'acme'],
     );
   });

@@ -10,7 +10,7 @@
  */
 import type { PublicJwk, SigningKey } from '../trust/signing/index.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
-import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig, ToolsConfig } from './schema.js';
+import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig, PushSettings, ToolsConfig } from './schema.js';
 import type { ResolvedToken } from './tokens.js';
 
 /**
@@ -107,8 +107,12 @@ export interface AirlockConfig {
     apiKeyHeader: boolean;
     publicCard: boolean;
     rest: boolean;
+    /** The A2A HTTP+JSON binding beside JSON-RPC; absent means on (the schema's default). */
+    httpJson?: boolean;
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
+    /** On SIGTERM, how long running turns may take to finish before they are failed. */
+    drainSeconds: number;
     /** This gateway's id in relayed calls' hop chains; absent: the process's own (random). */
     instanceId?: string;
   };
@@ -134,6 +138,8 @@ export interface AirlockConfig {
   signing?: SigningSettings;
   /** Human approvals of guarded actions, when configured. */
   approvals?: ApprovalsSettings;
+  /** Push notifications, defaults applied (`enabled: false` when the section is absent). */
+  push: PushSettings;
   agents: AgentConfig[];
   clients: ClientEntry[];
 }

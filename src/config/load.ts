@@ -14,6 +14,7 @@ import ipaddr from 'ipaddr.js';
 import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
 import { resolveApprovals, resolveClients } from './access.js';
+import { DEFAULT_PUSH_SETTINGS, pushConfigProblem } from '../push/config.js';
 import type { AirlockConfig } from './airlock-config.js';
 import { checkBind } from './bind.js';
 import { firstSchemaProblem, pointerToKey } from './check.js';
@@ -124,6 +125,9 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const approvals = resolveApprovals(raw, clients, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
   const signing = raw.signing === undefined ? undefined : loadSigning(raw.signing, server.publicUrl);
+  const push = raw.push ?? DEFAULT_PUSH_SETTINGS;
+  const pushProblem = pushConfigProblem(push, server.allowNonLoopback, raw.replicas);
+  if (pushProblem !== undefined) throw new ConfigError(pushProblem.key, pushProblem.problem);
   return {
     server: {
       host: server.host,
@@ -136,8 +140,10 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       apiKeyHeader: server.apiKeyHeader,
       publicCard: server.publicCard,
       rest: server.rest,
+      httpJson: server.httpJson,
       headersTimeoutMs: server.headersTimeoutMs,
       bodyTimeoutMs: server.bodyTimeoutMs,
+      drainSeconds: server.drainSeconds,
       ...(server.publicUrl !== undefined && { publicUrl: server.publicUrl.replace(/\/+$/, '') }),
       ...(server.defaultAgent !== undefined && { defaultAgent: server.defaultAgent }),
       ...(server.instanceId !== undefined && { instanceId: server.instanceId }),
@@ -157,6 +163,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     ...(signing !== undefined && { signing }),
     ...(approvals !== undefined && { approvals }),
     ...(raw.tools !== undefined && { tools: raw.tools }),
+    push,
     agents: raw.agents,
     clients,
   };

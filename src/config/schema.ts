@@ -22,6 +22,7 @@ import { ModuleBackendSchema } from '../agents/module/config.js';
 import { OpenAiBackendSchema } from '../agents/openai/config.js';
 import { UpstreamBackendSchema } from '../agents/upstream/config.js';
 import { ToolsSchema } from '../tools/config.js';
+import { PushSchema } from '../push/config.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
 const Identifier = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
@@ -236,10 +237,17 @@ const Server = Type.Object(
     publicCard: Type.Boolean({ default: true }),
     /** Adds `POST {basePath}/{slug}/ask` and `GET {basePath}/{slug}/openapi.json` per agent. */
     rest: Type.Boolean({ default: false }),
+    /**
+     * The A2A HTTP+JSON binding (v1.0 §11) beside JSON-RPC on every agent (`POST …/message:send`,
+     * `GET …/tasks/{id}`, …), listed on the cards. On by default; `false` serves JSON-RPC only.
+     */
+    httpJson: Type.Boolean({ default: true }),
     /** A client that has not sent its request headers in this time is cut off. */
     headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
     /** A request body must arrive whole within this time (slow senders are cut off). */
     bodyTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+    /** On SIGTERM: new turns are refused at once, running ones get this long to finish. */
+    drainSeconds: Type.Integer({ minimum: 0, maximum: 3_600, default: 25 }),
   },
   { additionalProperties: false },
 );
@@ -472,6 +480,8 @@ export const ConfigSchema = Type.Object(
     ),
     /** MCP tool servers and the tools agents may use through them (docs/TOOLS.md). */
     tools: Type.Optional(ToolsSchema),
+    /** Push notifications (webhooks); off unless `enabled` (docs/CONFIGURATION.md, "push"). */
+    push: Type.Optional(PushSchema),
     agents: Type.Array(Agent, { minItems: 1, maxItems: 1000 }),
     clients: Type.Array(Client, { default: [], maxItems: 100_000 }),
   },
@@ -488,6 +498,7 @@ export type { CommandBackendConfig } from '../agents/command/config.js';
 export type { ModuleBackendConfig } from '../agents/module/config.js';
 export type { UpstreamBackendConfig } from '../agents/upstream/config.js';
 export type { ToolsConfig, ToolServerConfig } from '../tools/config.js';
+export type { PushSettings } from '../push/config.js';
 export type UpstreamsConfig = Static<typeof ConfigSchema>['upstreams'];
 export type LimitsConfig = Static<typeof Limits>;
 export type JwtConfig = Static<typeof Jwt>;

@@ -41,7 +41,14 @@ export type {
   V03Task,
   V03TaskStatus,
 } from './v03/index.js';
-export { SUPPORTED_VERSIONS, dialectForMethod, dialectForVersion, parseA2AVersion } from './version.js';
+export {
+  SUPPORTED_VERSIONS,
+  dialectForMethod,
+  dialectForVersion,
+  parseA2AVersion,
+  requestedVersion,
+} from './version.js';
+export * from './http-json/index.js';
 export { decodeAnyCard, encodeCardV03, encodeCardV10 } from './card.js';
 export { LIMITS } from './validation/primitives.js';
 export { UNKNOWN_TIMESTAMP, parseTimestamp } from './validation/timestamps.js';

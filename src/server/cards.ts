@@ -104,6 +104,9 @@ export function buildAgentCard(
   endpointUrl: string,
   extended: boolean,
   securitySchemes: Readonly<Record<string, SecurityScheme>> = BEARER_ONLY,
+  bindings: { httpJson: boolean } = { httpJson: true },
+  /** `push.enabled`: the card says `pushNotifications: true` only then. */
+  pushNotifications = false,
 ): AgentCard {
   const description =
     extended && agent.extendedCard?.description !== undefined ? agent.extendedCard.description : agent.description;
@@ -114,11 +117,15 @@ export function buildAgentCard(
     version: agent.version,
     ...(agent.provider !== undefined && { provider: agent.provider }),
     ...(agent.documentationUrl !== undefined && { documentationUrl: agent.documentationUrl }),
+    // JSON-RPC first (preference order), then the HTTP+JSON binding at the same URL (v1.0 only).
     interfaces: [
       { url: endpointUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: endpointUrl, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ...(bindings.httpJson
+        ? [{ url: endpointUrl, protocolBinding: 'HTTP+JSON' as const, protocolVersion: '1.0' as const }]
+        : []),
     ],
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications, extendedAgentCard: true },
     // Copies: a caller that edits the card it got must not change the next one.
     securitySchemes: Object.fromEntries(Object.entries(securitySchemes).map(([name, scheme]) => [name, { ...scheme }])),
     securityRequirements: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
@@ -256,6 +263,15 @@ export class CardCache {
 
   /** The card as a canonical object, unsigned (signatures exist on the wire shapes `render` makes). */
   card(agent: AgentConfig, baseUrl: string, extended: boolean): AgentCard {
-    return buildAgentCard(agent, this.endpointUrl(agent, baseUrl), extended, this.#securitySchemes);
+    return buildAgentCard(
+      agent,
+      this.endpointUrl(agent, baseUrl),
+      extended,
+      this.#securitySchemes,
+      {
+        httpJson: this.#config.server.httpJson !== false,
+      },
+      this.#config.push.enabled,
+    );
   }
 }

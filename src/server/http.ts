@@ -15,7 +15,7 @@ import type { AgentBackend } from '../agents/backend.js';
 import type { AuditSink } from '../audit/index.js';
 import type { AirlockConfig } from '../config/load.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
-import type { TaskEventBus } from '../tasks/events.js';
+import { LocalTaskEventBus, type TaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
 import type { ToolHub } from '../tools/index.js';
 import type { DecidedTask } from '../approvals/gate.js';
@@ -31,7 +31,8 @@ import { createLockout, monotonicNow } from './admission/lockout.js';
 import { createOriginStep } from './admission/origin.js';
 import { createRateStep } from './admission/rate.js';
 import { createStreamSlotStep } from './admission/stream-slot.js';
-import type { AgentInbound } from './admission/inbound.js';
+import type { AdmittedInbound, AgentInbound } from './admission/inbound.js';
+import type { DialectVersion } from '../protocol/dialect.js';
 import type { TurnCandidate } from './admission/turn.js';
 import { createMetadataStep } from './admission/metadata.js';
 import { createTurnContentStep } from './admission/turn-content.js';
@@ -47,11 +48,15 @@ import type { Logger } from './log.js';
 import { publishAgents } from './published-agents.js';
 import { toolboxBuilders } from './tools.js';
 import { storeShareOptions } from './store-shares.js';
+import { createDrainStep, Drain } from './lifecycle/drain.js';
+import { createReadiness } from './lifecycle/readiness.js';
 import { createDecidedResume } from './resume-decided.js';
 import { refuse, sendJson } from './respond/response.js';
 import { createAskRoute } from './routes/ask.js';
 import { createDocumentRoutes } from './routes/documents.js';
+import { createHttpJsonRoute } from './routes/http-json.js';
 import { createRpcRoute } from './routes/jsonrpc.js';
+import { openPush } from '../push/index.js';
 import { createRouter } from './routes/router.js';
 
 export interface GatewayOptions {
@@ -102,6 +107,12 @@ export interface Gateway {
    * store.
    */
   resumeDecided(): Promise<number>;
+  /**
+   * Graceful stop (SIGTERM): refuses new turns (503 + Retry-After) and answers `/readyz` 503 at
+   * once, stops accepting connections, and resolves once the running turns have finished or
+   * `server.drainSeconds` passed, with how many were still running (`close` fails those).
+   */
+  drain(): Promise<number>;
   /**
    * Where a task store opened before the gateway (a database store, by `airlock serve`) reports
    * its quota refusals and parked tasks failed by their TTL: each becomes an audit row.
@@ -162,11 +173,13 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     ...(store.approvals !== undefined && { records: store.approvals }),
   });
   const observe = approvals.observe(audit.taskObserver());
+  // Push delivery listens on the bus the service publishes on: with push on, one is made here.
+  const taskBus = bus ?? (config.push.enabled ? new LocalTaskEventBus() : undefined);
   const service = new TaskService({
     store,
     logger: (level, event, fields) => logger[level]({ event, ...fields }),
     ...(observe !== undefined && { observe }),
-    ...(bus !== undefined && { bus }),
+    ...(taskBus !== undefined && { bus: taskBus }),
     gate: approvals.desk,
     limits: {
       maxHistoryMessages: config.limits.maxHistoryMessages,
@@ -211,7 +224,10 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     backendOf: (slug) => published.agents.get(slug)?.backend,
     logger,
   });
+  // Between SIGTERM and exit no new turn starts (lifecycle/drain.ts); the rest is served.
+  const drain = new Drain();
   const admitTurn = compose(
+    createDrainStep<TurnCandidate>({ drain, audit }),
     createTurnContentStep<TurnCandidate>({ config, audit }),
     // What a caller makes us keep besides the text (metadata, extensions, …): both routes.
     createMetadataStep<TurnCandidate>({ config, audit }),
@@ -221,6 +237,26 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     maxBodyBytes: config.server.maxBodyBytes,
     bodyTimeoutMs: config.server.bodyTimeoutMs,
     maxJsonDepth: config.limits.maxJsonDepth,
+  };
+  const push = config.push.enabled
+    ? openPush(config.push, {
+        tasks: service,
+        ...(taskBus !== undefined && { bus: taskBus }),
+        audit: (row) => configuredSink?.write(row),
+      })
+    : undefined;
+  const bindingOptions = {
+    service,
+    admitCaller,
+    admitTurn,
+    // Open SSE streams, in total and per principal (this process's count), whatever the binding.
+    admitStream: createStreamSlotStep({ limits: config.limits, audit }),
+    limits,
+    extendedCard: ({ req, agent }: AdmittedInbound, version: DialectVersion) =>
+      cards.render(agent.config, version, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true).body,
+    logger,
+    // Push notifications (src/push/): absent unless `push.enabled` (the methods answer -32003).
+    ...(push !== undefined && { push }),
   };
   const route = createRouter({
     config,
@@ -234,19 +270,12 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     }),
     origin: createOriginStep({ allowedOrigins: config.server.allowedOrigins, audit }),
     documents: createDocumentRoutes({ config, cards, admitCaller, port: () => port }),
-    rpc: createRpcRoute({
-      service,
-      admitCaller,
-      admitTurn,
-      // Open SSE streams, in total and per principal (this process's count).
-      admitStream: createStreamSlotStep({ limits: config.limits, audit }),
-      limits,
-      extendedCard: ({ req, agent }, version) =>
-        cards.render(agent.config, version, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true).body,
-      logger,
-    }),
+    rpc: createRpcRoute(bindingOptions),
+    // The same admission steps, stream slots and service as JSON-RPC: a third codec at the edge.
+    httpJson: config.server.httpJson !== false ? createHttpJsonRoute(bindingOptions) : undefined,
     ask: createAskRoute({ service, admitCaller, admitTurn, limits }),
     approvals: approvals.routes,
+    readiness: createReadiness({ drain, store }),
   });
 
   const server = createServer(
@@ -300,6 +329,18 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       if (failed > 0) logger.warn({ event: 'tasks_failed_after_restart', count: failed });
       return failed;
     },
+    drain: async () => {
+      const left = await drain.run({
+        running: () => service.running,
+        seconds: config.server.drainSeconds,
+        stopAccepting: () => {
+          server.close();
+          server.closeIdleConnections();
+        },
+      });
+      logger.info({ event: 'drained', running: left });
+      return left;
+    },
     resumeDecided: async () => {
       if (store.approvals === undefined) return 0;
       const handed = await approvals.desk.resumeDecided();
@@ -317,6 +358,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       }),
     close: async () => {
       await service.close();
+      await push?.close();
       await published.close();
       await options.tools?.close();
       // After the service: the final events of the turns it ended still go out to other replicas.

@@ -20,7 +20,8 @@ import {
   salvageId,
   type JsonRpcId,
 } from '../protocol/jsonrpc.js';
-import type { A2ARequest, Message, StreamEvent } from '../protocol/model.js';
+import type { A2ARequest, Message, PushConfigInput, SendParams, StreamEvent } from '../protocol/model.js';
+import type { PushService } from '../push/service.js';
 import { V03_JSON, v03 } from '../protocol/v03/index.js';
 import type { JsonWriters } from '../protocol/json-text.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
@@ -63,6 +64,8 @@ export interface RpcCall {
    */
   extendedCard: (version: DialectVersion) => string | undefined;
   onError: (error: unknown) => void;
+  /** Push-config operations; absent when `push.enabled` is off (the methods answer -32003). */
+  push?: PushService | undefined;
 }
 
 export type RpcOutcome =
@@ -202,13 +205,28 @@ async function run(
   const writers = JSON_WRITERS.get(dialect);
   switch (request.method) {
     case 'send': {
+      const inline = request.params.configuration.pushConfig;
+      if (inline !== undefined && call.push !== undefined) {
+        return sendWithPush(request.params, inline, call.push, dialect, id, call, grant);
+      }
       const result = await service.send(context, request.params, grant);
       return writers === undefined
         ? json(id, dialect.encodeSendResult(result))
         : jsonText(id, writers.sendResult(result));
     }
-    case 'stream':
-      return stream(id, dialect, await service.stream(context, request.params, grant));
+    case 'stream': {
+      const inline = request.params.configuration.pushConfig;
+      const push = inline === undefined ? undefined : call.push;
+      if (inline !== undefined && push !== undefined) checkInlinePush(push, inline, grant);
+      const events = await service.stream(context, request.params, grant);
+      return stream(
+        id,
+        dialect,
+        inline === undefined || push === undefined
+          ? events
+          : registeringPush(events, (taskId) => push.registerInline(context, taskId, inline, dialect.version)),
+      );
+    }
     case 'get': {
       const task = await service.get(context, request.params.id, request.params.historyLength);
       return writers === undefined ? json(id, dialect.encodeTask(task)) : jsonText(id, writers.task(task));
@@ -222,12 +240,57 @@ async function run(
     case 'subscribe':
       return stream(id, dialect, await service.subscribe(context, request.params.id));
     case 'push-config':
-      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+      if (call.push === undefined) throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+      return json(id, dialect.encodePushResult(await call.push.handle(context, request.params, dialect.version)));
     case 'extended-card': {
       const card = call.extendedCard(dialect.version);
       if (card === undefined) throw new A2AError('EXTENDED_AGENT_CARD_NOT_CONFIGURED');
       return jsonText(id, card);
     }
+  }
+}
+
+/**
+ * A send with an inline push config: the config is judged before the turn starts (a refused
+ * webhook refuses the send and gives the turn's slot back), and stored once the task exists.
+ */
+async function sendWithPush(
+  params: SendParams,
+  inline: PushConfigInput,
+  push: PushService,
+  dialect: Dialect,
+  id: JsonRpcId,
+  call: RpcCall,
+  grant: TurnGrant | undefined,
+): Promise<RpcOutcome> {
+  checkInlinePush(push, inline, grant);
+  const result = await call.service.send(call.context, params, grant);
+  if (result.kind === 'task') await push.registerInline(call.context, result.task.id, inline, dialect.version);
+  return json(id, dialect.encodeSendResult(result));
+}
+
+/** Judges an inline push config before the turn; a refusal gives the turn's slot back. */
+function checkInlinePush(push: PushService, inline: PushConfigInput, grant: TurnGrant | undefined): void {
+  try {
+    push.checkInline(inline);
+  } catch (error) {
+    grant?.release();
+    throw error;
+  }
+}
+
+/** A stream that stores the inline push config once its first event names the task. */
+async function* registeringPush(
+  events: AsyncIterable<StreamEvent>,
+  register: (taskId: string) => Promise<unknown>,
+): AsyncIterable<StreamEvent> {
+  let registered = false;
+  for await (const event of events) {
+    if (!registered && event.kind === 'task') {
+      registered = true;
+      await register(event.task.id);
+    }
+    yield event;
   }
 }
 

@@ -10,9 +10,10 @@
  * return serveRpc(forAgent(arrival, agent));
  * ```
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2AError } from '../../protocol/errors.js';
 import { jsonRpcError } from '../../protocol/jsonrpc.js';
+import { requestedVersion } from '../../protocol/version.js';
 import type { TaskService } from '../../tasks/service.js';
 import { createJsonBodyStep } from '../admission/body.js';
 import { andThen, compose, REFUSED, type Step } from '../admission/compose.js';
@@ -25,6 +26,12 @@ import { decodeRpc, fallbackDialect, rpcFailure, runRpc, turnMessageOf, type Rpc
 import { pipeEventsAsSse, writeSseError } from '../sse.js';
 import { startInboundSpan, tracingActive } from '../trace.js';
 import type { DialectVersion } from '../../protocol/dialect.js';
+import type { PushService } from '../../push/service.js';
+
+/** `A2A-Version` from the header, else from the query (§3.6): one `indexOf` when there is no query. */
+function versionOf(req: IncomingMessage): string | undefined {
+  return requestedVersion(headerOf(req, 'a2a-version'), req.url);
+}
 
 /** The last event of a stream whose reader fell too far behind (the task goes on). */
 export const READER_BEHIND_MESSAGE =
@@ -50,6 +57,8 @@ export interface RpcRouteOptions {
   /** The agent's extended card as JSON text in `version`, for this request's base URL. */
   extendedCard: (inbound: AdmittedInbound, version: DialectVersion) => string | undefined;
   logger: Logger;
+  /** Push-config operations, when `push.enabled`; absent: the push methods answer -32003. */
+  push?: PushService;
 }
 
 /**
@@ -69,7 +78,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       // Content-Type refusals are JSON-RPC errors (-32005) over HTTP 200; size and time limits
       // keep their HTTP status with a JSON-RPC error body.
       const error = new A2AError(code, message);
-      const dialect = fallbackDialect(headerOf(inbound.req, 'a2a-version'));
+      const dialect = fallbackDialect(versionOf(inbound.req));
       writeJson(
         inbound.res,
         code === 'CONTENT_TYPE_NOT_SUPPORTED' ? 200 : status,
@@ -113,7 +122,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       : undefined;
     let stream: StreamCandidate | undefined;
     try {
-      const decoded = decodeRpc(admitted.body, headerOf(admitted.req, 'a2a-version'), agent.onRpcError);
+      const decoded = decodeRpc(admitted.body, versionOf(admitted.req), agent.onRpcError);
       if (!decoded.ok) return void write(res, decoded.outcome);
       const { request, dialect, id } = decoded;
       const failed = (error: unknown): RpcOutcome => rpcFailure(error, id, dialect, request.method, agent.onRpcError);
@@ -146,6 +155,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         context: turn.ctx,
         extendedCard: (version: DialectVersion) => options.extendedCard(admitted, version),
         onError: agent.onRpcError,
+        push: options.push,
       };
       let outcome: RpcOutcome | typeof REFUSED;
       try {

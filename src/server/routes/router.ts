@@ -7,9 +7,11 @@
  *   GET  {basePath}/{slug}/.well-known/agent-card.json an agent's card (also pinned: /v1.0/…, /v0.3/…)
  *   POST {basePath}/{slug}                            JSON-RPC 2.0 (both dialects), SSE for streams
  *   POST {basePath}/{slug}/ask, GET …/openapi.json     the REST ask endpoint, when enabled
+ *   {basePath}/{slug}/message:send, …/tasks/{id}, …    the A2A HTTP+JSON binding, unless `server.httpJson: false`
  *   GET  /.well-known/jwks.json                       the card signing keys (also per agent), when signing
  *   /approvals…, /console…                            the person's surface, when approvals are on
  *   GET  /healthz                                     liveness
+ *   GET  /readyz                                      readiness (503 while draining or the store is down)
  *
  * @example
  * ```ts
@@ -20,11 +22,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AirlockConfig } from '../../config/load.js';
 import type { DialectVersion } from '../../protocol/dialect.js';
+import { matchHttpJsonRoute, type HttpJsonRoute } from '../../protocol/http-json/index.js';
 import { REFUSED, type Refused } from '../admission/compose.js';
 import { forAgent, type AgentInbound, type Arrival } from '../admission/inbound.js';
 import type { ApprovalRoutes } from '../approvals/routes.js';
 import type { PublishedAgent } from '../published-agents.js';
 import { methodNotAllowed, notFound, requestPath, sendJson } from '../respond/response.js';
+import type { Readiness } from '../lifecycle/readiness.js';
 import type { DocumentRoutes } from './documents.js';
 
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
@@ -56,7 +60,11 @@ export interface GatewayRoutes {
   documents: DocumentRoutes;
   rpc: (inbound: AgentInbound) => Promise<void>;
   ask: (inbound: AgentInbound) => Promise<void>;
+  /** The HTTP+JSON binding (routes/http-json.ts); absent, its paths are 404s. */
+  httpJson?: ((inbound: AgentInbound, route: HttpJsonRoute) => Promise<void>) | undefined;
   approvals?: ApprovalRoutes | undefined;
+  /** `GET /readyz`: not ready while draining or while the store does not answer (lifecycle/readiness.ts). */
+  readiness?: () => Promise<Readiness>;
 }
 
 /**
@@ -83,7 +91,7 @@ export function createRouter(
     const path = requestPath(req.url);
     // The console is a page of this origin and the approvals API judges Origin itself (CSRF).
     const personSurface = approvals !== undefined && (path.startsWith('/approvals') || path.startsWith('/console'));
-    if (!personSurface && path !== '/healthz' && origin(arrival) === REFUSED) return;
+    if (!personSurface && path !== '/healthz' && path !== '/readyz' && origin(arrival) === REFUSED) return;
 
     if (CARD_PATHS.has(path)) {
       const agent = defaultPublished();
@@ -98,6 +106,15 @@ export function createRouter(
       return documents.jwks(forAgent(arrival, agent));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      const readiness = routes.readiness;
+      if (readiness === undefined) return sendJson(res, 200, { status: 'ready' });
+      return readiness().then((answer) =>
+        answer.ready
+          ? sendJson(res, 200, { status: 'ready' })
+          : sendJson(res, 503, { status: 'not_ready', reason: answer.reason }, { 'retry-after': '5' }),
+      );
+    }
     if (personSurface) {
       const handled = approvals.handle(req, res, path, arrival.remote);
       if (handled === true) return;
@@ -127,6 +144,11 @@ export function createRouter(
       return routes.ask(forAgent(arrival, agent));
     }
     if (rest && tail === '/openapi.json') return documents.openApi(forAgent(arrival, agent));
+    if (routes.httpJson !== undefined) {
+      const binding = matchHttpJsonRoute(req.method, tail);
+      if (binding?.kind === 'method-not-allowed') return methodNotAllowed(res, binding.allow);
+      if (binding !== undefined) return routes.httpJson(forAgent(arrival, agent), binding);
+    }
     return notFound(res);
   };
 }
