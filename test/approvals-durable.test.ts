@@ -158,6 +158,28 @@ function tempData(): string {
   return join(dir, 'airlock.db');
 }
 
+/**
+ * Parks a task on a first gateway, stops it, records the person's decision in the store as a
+ * process that stopped before resuming would have left it, and starts a second gateway.
+ */
+async function decidedWhileStopped(decision: 'approve' | 'deny'): Promise<{ second: Running; taskId: string }> {
+  const path = tempData();
+  const first = await serve(await SqliteTaskStore.open({ path }));
+  const { taskId, actionId } = await park(first.url);
+  await first.gateway.close();
+  const between = await SqliteTaskStore.open({ path });
+  await new RecordApprovalStore(between.approvals).decide(
+    actionId,
+    { kind: 'user', userId: 'person:alice' },
+    decision,
+    Date.now(),
+  );
+  await between.close();
+  const second = await serve(await SqliteTaskStore.open({ path }));
+  cleanups.push(() => second.gateway.close());
+  return { second, taskId };
+}
+
 describe('approvals that last: SQLite (--data)', () => {
   it(
     'a restarted gateway lists the action, the person approves it there, and the task resumes once with what the agent kept',
@@ -217,23 +239,7 @@ describe('approvals that last: SQLite (--data)', () => {
   );
 
   it('a decision recorded before a restart is resumed by the next process when it starts', BOUNDED, async () => {
-    const path = tempData();
-    const first = await serve(await SqliteTaskStore.open({ path }));
-    const { taskId, actionId } = await park(first.url);
-    await first.gateway.close();
-
-    // The decision is in the store, and no process resumed the task (it stopped first).
-    const between = await SqliteTaskStore.open({ path });
-    await new RecordApprovalStore(between.approvals).decide(
-      actionId,
-      { kind: 'user', userId: 'person:alice' },
-      'approve',
-      Date.now(),
-    );
-    await between.close();
-
-    const second = await serve(await SqliteTaskStore.open({ path }));
-    cleanups.push(() => second.gateway.close());
+    const { second, taskId } = await decidedWhileStopped('approve');
     assert.equal(await second.gateway.resumeDecided(), 1);
     await completes(second.url, taskId);
     assert.deepEqual(second.backend.approved[0]?.args, REAL_ARGS);
@@ -243,20 +249,7 @@ describe('approvals that last: SQLite (--data)', () => {
   });
 
   it('a denial recorded before a restart fails the task when the next process starts', BOUNDED, async () => {
-    const path = tempData();
-    const first = await serve(await SqliteTaskStore.open({ path }));
-    const { taskId, actionId } = await park(first.url);
-    await first.gateway.close();
-    const between = await SqliteTaskStore.open({ path });
-    await new RecordApprovalStore(between.approvals).decide(
-      actionId,
-      { kind: 'user', userId: 'person:alice' },
-      'deny',
-      Date.now(),
-    );
-    await between.close();
-    const second = await serve(await SqliteTaskStore.open({ path }));
-    cleanups.push(() => second.gateway.close());
+    const { second, taskId } = await decidedWhileStopped('deny');
     await second.gateway.resumeDecided();
     await waitFor(async () => (await stateOf(second.url, taskId)) === 'TASK_STATE_FAILED', 10_000, 'failed');
     assert.equal(second.backend.approved.length, 0);

@@ -9,10 +9,30 @@
  * ```
  */
 import { auditNow } from './audit-trail.js';
-import { levelView, type ApprovalView } from './desk.js';
+import { levelView, type ApprovalView, type DecidedTask } from './desk.js';
 import { argsView } from './display.js';
 import type { GateState } from './gate-state.js';
 import { ApprovalError, approvalStatus, type ApprovalDecision, type PendingAction } from './store.js';
+
+/**
+ * The task a decided action was about, and who called it (what the gateway resumes it as);
+ * `undefined` for an action recorded without its origin.
+ *
+ * @example
+ * ```ts
+ * const task = decidedTaskOf(action); // { owner, taskId, agent, caller }
+ * ```
+ */
+export function decidedTaskOf(action: PendingAction): DecidedTask | undefined {
+  const origin = action.origin;
+  if (origin === undefined) return undefined;
+  return {
+    owner: action.owner,
+    taskId: action.taskId,
+    agent: origin.agent,
+    ...(origin.caller !== undefined && { caller: origin.caller }),
+  };
+}
 
 /**
  * The console's view of an action, with where it came from.
@@ -112,14 +132,8 @@ export async function decideAction(
     },
     false,
   );
-  if (origin !== undefined) {
-    state.decided?.({
-      owner: decided.owner,
-      taskId: decided.taskId,
-      agent: origin.agent,
-      ...(origin.caller !== undefined && { caller: origin.caller }),
-    });
-  }
+  const task = decidedTaskOf(decided);
+  if (task !== undefined) state.decided?.(task);
   return actionView(state, decided, now);
 }
 

@@ -25,7 +25,7 @@ import type { Task } from '../protocol/model.js';
 import type { CallContext } from '../tasks/call-context.js';
 import type { ParkOutcome, ParkingGate, ResumeOutcome, TaskLifecycleEvent } from '../tasks/policy.js';
 import { ApprovalAuditTrail, clientOf, type ApprovalAuditWriter } from './audit-trail.js';
-import { actionFor, decideAction, openActionOn, pendingActions } from './decisions.js';
+import { actionFor, decideAction, decidedTaskOf, openActionOn, pendingActions } from './decisions.js';
 import type { ClientOwners } from './decider.js';
 import type { ApprovalDesk, ApprovalView, PersonAuditRow, PersonTaskView, RemoteQuestionView } from './desk.js';
 import { deciderOfCall, type GateState } from './gate-state.js';
@@ -152,14 +152,8 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
     if (decided === undefined) return 0;
     const waiting = await this.#state.actions.decidedWaiting(this.#state.now(), limit);
     for (const action of waiting) {
-      const origin = action.origin;
-      if (origin === undefined) continue;
-      decided({
-        owner: action.owner,
-        taskId: action.taskId,
-        agent: origin.agent,
-        ...(origin.caller !== undefined && { caller: origin.caller }),
-      });
+      const task = decidedTaskOf(action);
+      if (task !== undefined) decided(task);
     }
     return waiting.length;
   }

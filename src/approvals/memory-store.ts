@@ -14,6 +14,7 @@ import {
   ApprovalError,
   approvalStatus,
   checkNewAction,
+  deepFreeze,
   consumeRefusal,
   decisionRefusal,
   newActionId,
@@ -235,12 +236,4 @@ export class MemoryApprovalStore implements ApprovalStore {
     const actionId = this.#byTask.get(owner, taskId);
     return actionId === undefined ? undefined : this.#actions.get(actionId);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) deepFreeze(item);
-    Object.freeze(value);
-  }
-  return value;
 }

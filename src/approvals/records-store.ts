@@ -20,6 +20,7 @@ import type { JsonValue } from './redact.js';
 import {
   ApprovalError,
   checkNewAction,
+  deepFreeze,
   consumeRefusal,
   decisionRefusal,
   newActionId,
@@ -203,12 +204,4 @@ function actionOf(record: ApprovalRecord): PendingAction {
 
 function positive(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) deepFreeze(item);
-    Object.freeze(value);
-  }
-  return value;
 }

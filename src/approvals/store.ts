@@ -352,6 +352,22 @@ export function consumeRefusal(
   return undefined;
 }
 
+/**
+ * `value`, frozen all the way down: the stores hand out records nobody can change.
+ *
+ * @example
+ * ```ts
+ * const action = deepFreeze({ ...fields, args: structuredClone(args) });
+ * ```
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function nonEmpty(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
