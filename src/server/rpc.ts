@@ -22,6 +22,7 @@ import {
 } from '../protocol/jsonrpc.js';
 import type { A2ARequest, Message, PushConfigInput, SendParams, StreamEvent } from '../protocol/model.js';
 import type { PushService } from '../push/service.js';
+import { checkInlinePush, registeringPush } from './inline-push.js';
 import { V03_JSON, v03 } from '../protocol/v03/index.js';
 import type { JsonWriters } from '../protocol/json-text.js';
 import { dialectForMethod, parseA2AVersion } from '../protocol/version.js';
@@ -267,31 +268,6 @@ async function sendWithPush(
   const result = await call.service.send(call.context, params, grant);
   if (result.kind === 'task') await push.registerInline(call.context, result.task.id, inline, dialect.version);
   return json(id, dialect.encodeSendResult(result));
-}
-
-/** Judges an inline push config before the turn; a refusal gives the turn's slot back. */
-function checkInlinePush(push: PushService, inline: PushConfigInput, grant: TurnGrant | undefined): void {
-  try {
-    push.checkInline(inline);
-  } catch (error) {
-    grant?.release();
-    throw error;
-  }
-}
-
-/** A stream that stores the inline push config once its first event names the task. */
-async function* registeringPush(
-  events: AsyncIterable<StreamEvent>,
-  register: (taskId: string) => Promise<unknown>,
-): AsyncIterable<StreamEvent> {
-  let registered = false;
-  for await (const event of events) {
-    if (!registered && event.kind === 'task') {
-      registered = true;
-      await register(event.task.id);
-    }
-    yield event;
-  }
 }
 
 function json(id: JsonRpcId, result: unknown): RpcOutcome {

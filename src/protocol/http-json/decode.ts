@@ -27,6 +27,14 @@ const METHOD_OF: Partial<Record<HttpJsonRoute['op'], string>> = {
   'extended-card': 'GetExtendedAgentCard',
 };
 
+/** The v1.0 push-config method each push route names (`a2a.proto`). */
+const PUSH_METHOD_OF: Readonly<Record<NonNullable<HttpJsonRoute['push']>, string>> = {
+  create: 'CreateTaskPushNotificationConfig',
+  get: 'GetTaskPushNotificationConfig',
+  list: 'ListTaskPushNotificationConfigs',
+  delete: 'DeleteTaskPushNotificationConfig',
+};
+
 /** Query parameters read as integers and booleans (§11.5: scalars only, by their JSON names). */
 const INTEGER_PARAMS = new Set(['historyLength', 'pageSize']);
 const BOOLEAN_PARAMS = new Set(['includeArtifacts']);
@@ -51,12 +59,12 @@ function queryFields(query: URLSearchParams): Record<string, unknown> {
   return fields;
 }
 
-/** The `{id}` path segment, percent-decoded once. */
-function pathId(raw: string): string {
+/** A path segment (`{id}`, `{configId}`), percent-decoded once; a bad escape names `field`. */
+function pathId(raw: string, field = 'id'): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw invalidParams('id', 'is not a valid path segment');
+    throw invalidParams(field, 'is not a valid path segment');
   }
 }
 
@@ -71,9 +79,12 @@ function pathId(raw: string): string {
  * decodeHttpJsonRequest({ kind: 'route', op: 'cancel', taskId: 't-1', body: 'optional' }, new URLSearchParams(), {});
  * // { method: 'cancel', params: { id: 't-1' } }
  * ```
+ *
+ * The push-config routes name the task in `{id}` and the config in `{configId}`: as the fields
+ * `taskId` and `id` of the v1.0 push messages (they win over the body's and the query's).
  */
 export function decodeHttpJsonRequest(route: HttpJsonRoute, query: URLSearchParams, body: unknown): A2ARequest {
-  const method = METHOD_OF[route.op];
+  const method = route.push === undefined ? METHOD_OF[route.op] : PUSH_METHOD_OF[route.push];
   if (method === undefined) throw new A2AError('METHOD_NOT_FOUND');
   if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
     throw new A2AError('INVALID_REQUEST', 'The request body must be a JSON object');
@@ -81,6 +92,10 @@ export function decodeHttpJsonRequest(route: HttpJsonRoute, query: URLSearchPara
   // GET routes carry their fields in the query; POST routes in the body (`body: "*"`).
   const fields: Record<string, unknown> =
     route.body === 'none' ? queryFields(query) : { ...(body as Record<string, unknown> | undefined) };
-  if (route.taskId !== undefined) fields.id = pathId(route.taskId);
+  if (route.push !== undefined) {
+    if (route.taskId !== undefined) fields.taskId = pathId(route.taskId, 'taskId');
+    // A create's body is the config itself: an `id` there is the config's, kept as sent.
+    if (route.configId !== undefined) fields.id = pathId(route.configId);
+  } else if (route.taskId !== undefined) fields.id = pathId(route.taskId);
   return v10.decodeRequest(method, fields);
 }

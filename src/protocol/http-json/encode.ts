@@ -9,7 +9,7 @@
  * encodeHttpJsonRequest({ method: 'get', params: { id: 't-1' } }).path; // '/tasks/t-1'
  * ```
  */
-import type { A2ARequest, ListTasksResult, SendResult, StreamEvent, Task } from '../model.js';
+import type { A2ARequest, ListTasksResult, PushConfigResult, SendResult, StreamEvent, Task } from '../model.js';
 import { V10_JSON, v10 } from '../v10/index.js';
 
 /**
@@ -26,6 +26,8 @@ export const HTTP_JSON_RESULTS = {
   task: (task: Task): string => V10_JSON.task(task),
   list: (result: ListTasksResult): string => JSON.stringify(v10.encodeListResult(result)),
   streamEvent: (event: StreamEvent): string => JSON.stringify(v10.encodeStreamEvent(event)),
+  /** The flat TaskPushNotificationConfig, `{configs, nextPageToken}` for list, `{}` for delete. */
+  pushResult: (result: PushConfigResult): string => JSON.stringify(v10.encodePushResult(result)),
 } as const;
 
 /**

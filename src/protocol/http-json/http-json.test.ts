@@ -5,9 +5,9 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hostileArb, mutate, requestArb, sendParamsArb } from '../arbitraries.test.js';
+import { hostileArb, idArb, mutate, requestArb, sendParamsArb } from '../arbitraries.test.js';
 import { A2A_ERRORS, A2AError, type A2AErrorCode } from '../errors.js';
-import type { A2ARequest } from '../model.js';
+import type { A2ARequest, PushConfigRequest } from '../model.js';
 import { v10 } from '../v10/index.js';
 import { decodeHttpJsonRequest } from './decode.js';
 import { encodeHttpJsonRequest } from './encode.js';
@@ -67,6 +67,170 @@ describe('HTTP+JSON codec: the round trip', () => {
   });
 });
 
+/** A canonical push-config request (no tenant: the binding's paths carry none). */
+const pushRequestArb: fc.Arbitrary<PushConfigRequest> = fc.oneof(
+  fc.record({
+    op: fc.constant('create' as const),
+    taskId: idArb,
+    config: fc.record(
+      {
+        url: fc.webUrl(),
+        id: idArb,
+        token: idArb,
+        authentication: fc.record({ scheme: idArb, credentials: idArb }, { requiredKeys: ['scheme'] }),
+      },
+      { requiredKeys: ['url'] },
+    ),
+  }),
+  fc.record({ op: fc.constantFrom('get' as const, 'delete' as const), taskId: idArb, id: idArb }),
+  fc.record(
+    { op: fc.constant('list' as const), taskId: idArb, pageSize: fc.integer({ min: 1, max: 100 }), pageToken: idArb },
+    { requiredKeys: ['op', 'taskId'] },
+  ),
+);
+
+/** A push request as the SDKs send it over each binding (`a2a.proto`'s HTTP annotations). */
+function pushOverBoth(request: PushConfigRequest): { rest: A2ARequest; rpc: A2ARequest } {
+  const base = `/tasks/${encodeURIComponent(request.taskId)}/pushNotificationConfigs`;
+  let wire: { method: string; path: string; query: URLSearchParams; body?: unknown; rpc: string; params: unknown };
+  switch (request.op) {
+    case 'create':
+      wire = {
+        method: 'POST',
+        path: base,
+        query: new URLSearchParams(),
+        body: { ...request.config, taskId: request.taskId },
+        rpc: 'CreateTaskPushNotificationConfig',
+        params: { taskId: request.taskId, ...request.config },
+      };
+      break;
+    case 'get':
+    case 'delete':
+      wire = {
+        method: request.op === 'get' ? 'GET' : 'DELETE',
+        path: `${base}/${encodeURIComponent(request.id ?? '')}`,
+        query: new URLSearchParams(),
+        rpc: request.op === 'get' ? 'GetTaskPushNotificationConfig' : 'DeleteTaskPushNotificationConfig',
+        params: { taskId: request.taskId, id: request.id },
+      };
+      break;
+    case 'list': {
+      const query = new URLSearchParams();
+      if (request.pageSize !== undefined) query.set('pageSize', String(request.pageSize));
+      if (request.pageToken !== undefined) query.set('pageToken', request.pageToken);
+      wire = {
+        method: 'GET',
+        path: base,
+        query,
+        rpc: 'ListTaskPushNotificationConfigs',
+        params: { taskId: request.taskId, pageSize: request.pageSize, pageToken: request.pageToken },
+      };
+      break;
+    }
+  }
+  const route = matchHttpJsonRoute(wire.method, wire.path);
+  assert.equal(route?.kind, 'route', `${wire.method} ${wire.path}`);
+  return {
+    rest: decodeHttpJsonRequest(
+      route,
+      new URLSearchParams(wire.query.toString()),
+      wire.body === undefined ? undefined : json(wire.body),
+    ),
+    rpc: v10.decodeRequest(wire.rpc, json(wire.params)),
+  };
+}
+
+describe('HTTP+JSON codec: push-config routes', () => {
+  it('a push request sent to its REST route and to its JSON-RPC method decodes to the same request', () => {
+    fc.assert(
+      fc.property(pushRequestArb, (request) => {
+        const { rest, rpc } = pushOverBoth(request);
+        assert.deepEqual(rest, rpc);
+        assert.deepEqual(rest, { method: 'push-config', params: json(request) });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  const table: [string, string, string, unknown, string, Record<string, unknown>][] = [
+    [
+      'POST',
+      '/tasks/t-1/pushNotificationConfigs',
+      '',
+      { url: 'https://h.example/a' },
+      'CreateTaskPushNotificationConfig',
+      { taskId: 't-1', url: 'https://h.example/a' },
+    ],
+    [
+      'POST',
+      '/tasks/t-1/pushNotificationConfigs',
+      '',
+      { taskId: 'other', url: 'https://h.example/a', id: 'c-1' },
+      'CreateTaskPushNotificationConfig',
+      { taskId: 't-1', url: 'https://h.example/a', id: 'c-1' },
+    ],
+    [
+      'GET',
+      '/tasks/t%3A1/pushNotificationConfigs/c%2F1',
+      '',
+      undefined,
+      'GetTaskPushNotificationConfig',
+      { taskId: 't:1', id: 'c/1' },
+    ],
+    [
+      'GET',
+      '/tasks/t-1/pushNotificationConfigs',
+      'pageSize=2&pageToken=2',
+      undefined,
+      'ListTaskPushNotificationConfigs',
+      { taskId: 't-1', pageSize: 2, pageToken: '2' },
+    ],
+    [
+      'GET',
+      '/tasks/t-1/pushNotificationConfigs',
+      'taskId=other&pageSize=0',
+      undefined,
+      'ListTaskPushNotificationConfigs',
+      { taskId: 't-1' },
+    ],
+    [
+      'DELETE',
+      '/tasks/t-1/pushNotificationConfigs/c-1',
+      'id=other',
+      undefined,
+      'DeleteTaskPushNotificationConfig',
+      { taskId: 't-1', id: 'c-1' },
+    ],
+  ];
+  for (const [method, path, query, body, rpcMethod, params] of table) {
+    it(`${method} ${path}${query ? `?${query}` : ''} is ${rpcMethod}`, () => {
+      const route = matchHttpJsonRoute(method, path);
+      assert.equal(route?.kind, 'route');
+      assert.deepEqual(
+        decodeHttpJsonRequest(route, new URLSearchParams(query), body),
+        v10.decodeRequest(rpcMethod, params),
+      );
+    });
+  }
+
+  it('refuses what the JSON-RPC codec refuses, naming the same field', () => {
+    const create = matchHttpJsonRoute('POST', '/tasks/t-1/pushNotificationConfigs');
+    const list = matchHttpJsonRoute('GET', '/tasks/t-1/pushNotificationConfigs');
+    assert.equal(create?.kind, 'route');
+    assert.equal(list?.kind, 'route');
+    for (const [decode, field] of [
+      [() => decodeHttpJsonRequest(create, new URLSearchParams(), { token: 't' }), 'url'],
+      [() => decodeHttpJsonRequest(list, new URLSearchParams('pageSize=101'), undefined), 'pageSize'],
+      [() => decodeHttpJsonRequest({ ...create, taskId: '%E0%A4%A' }, new URLSearchParams(), { url: 'x' }), 'taskId'],
+    ] as const) {
+      assert.throws(
+        decode,
+        (error: unknown) => error instanceof A2AError && error.code === 'INVALID_PARAMS' && error.field === field,
+      );
+    }
+  });
+});
+
 describe('HTTP+JSON codec: routes', () => {
   const cases: [string, string, unknown][] = [
     ['POST', '/message:send', { kind: 'route', op: 'send', body: 'json' }],
@@ -77,6 +241,33 @@ describe('HTTP+JSON codec: routes', () => {
     ['GET', '/tasks/t-1:subscribe', { kind: 'route', op: 'subscribe', taskId: 't-1', body: 'none' }],
     ['POST', '/tasks/t-1:subscribe', { kind: 'route', op: 'subscribe', taskId: 't-1', body: 'optional' }],
     ['GET', '/extendedAgentCard', { kind: 'route', op: 'extended-card', body: 'none' }],
+    [
+      'POST',
+      '/tasks/t-1/pushNotificationConfigs',
+      { kind: 'route', op: 'push-config', push: 'create', taskId: 't-1', body: 'json' },
+    ],
+    [
+      'GET',
+      '/tasks/t-1/pushNotificationConfigs',
+      { kind: 'route', op: 'push-config', push: 'list', taskId: 't-1', body: 'none' },
+    ],
+    [
+      'GET',
+      '/tasks/t:1/pushNotificationConfigs/c:cancel',
+      { kind: 'route', op: 'push-config', push: 'get', taskId: 't:1', configId: 'c:cancel', body: 'none' },
+    ],
+    [
+      'DELETE',
+      '/tasks/t-1/pushNotificationConfigs/c-1',
+      { kind: 'route', op: 'push-config', push: 'delete', taskId: 't-1', configId: 'c-1', body: 'none' },
+    ],
+    ['PUT', '/tasks/t-1/pushNotificationConfigs', { kind: 'method-not-allowed', allow: 'POST, GET' }],
+    ['POST', '/tasks/t-1/pushNotificationConfigs/c-1', { kind: 'method-not-allowed', allow: 'GET, DELETE' }],
+    ['GET', '/tasks/t-1/pushNotificationConfigs/', undefined],
+    ['GET', '/tasks/t-1/pushNotificationConfigs/c-1/x', undefined],
+    ['GET', '/tasks//pushNotificationConfigs', undefined],
+    ['GET', '/tasks/t-1/pushNotificationConfigs:cancel', undefined],
+    ['POST', '/tasks/t-1/other', undefined],
     ['DELETE', '/tasks/t-1', { kind: 'method-not-allowed', allow: 'GET' }],
     ['GET', '/tasks/t-1:cancel', { kind: 'method-not-allowed', allow: 'POST' }],
     ['PUT', '/tasks/t-1:subscribe', { kind: 'method-not-allowed', allow: 'GET, POST' }],

@@ -8,9 +8,11 @@
  * matchHttpJsonRoute('GET', '/tasks/t-1'); // { kind: 'route', op: 'get', taskId: 't-1', body: 'none' }
  * matchHttpJsonRoute('PUT', '/tasks');     // { kind: 'method-not-allowed', allow: 'GET' }
  * matchHttpJsonRoute('GET', '/nope');      // undefined: not a binding path
+ * matchHttpJsonRoute('DELETE', '/tasks/t-1/pushNotificationConfigs/c-1');
+ * // { kind: 'route', op: 'push-config', push: 'delete', body: 'none', taskId: 't-1', configId: 'c-1' }
  * ```
  */
-import type { A2AOperation } from '../model.js';
+import type { A2AOperation, PushConfigRequest } from '../model.js';
 
 /**
  * What a route reads from the request body: `json` must have one (`Content-Type` checked, limits
@@ -38,6 +40,10 @@ export interface HttpJsonRoute {
   op: A2AOperation;
   /** The `{id}` path segment, for the task routes. */
   taskId?: string;
+  /** For `push-config`: which of the four push operations the method names. */
+  push?: PushConfigRequest['op'];
+  /** The `{configId}` path segment of `…/pushNotificationConfigs/{configId}`. */
+  configId?: string;
   body: HttpJsonBody;
 }
 
@@ -54,18 +60,29 @@ export interface HttpJsonMethodMiss {
   allow: string;
 }
 
-/** One row: a path shape and, per HTTP method, the operation it names. */
-interface RouteRow {
-  /** A fixed path, or a task path: `/tasks/{id}` followed by `suffix` (e.g. `:cancel`). */
-  readonly path: string | { readonly taskSuffix: string };
-  readonly methods: Readonly<Record<string, { op: A2AOperation; body: HttpJsonBody }>>;
+/** What one method of a row names: the operation, the push operation for push rows, the body. */
+interface RouteEntry {
+  op: A2AOperation;
+  push?: PushConfigRequest['op'];
+  body: HttpJsonBody;
 }
 
-/**
- * The v1.0 routes. Push-notification config routes plug in here (`/tasks/{id}/pushNotificationConfigs`
- * and `…/{configId}`) once the canonical push requests exist: a row per path, and a `configId`
- * capture in {@link matchHttpJsonRoute}.
- */
+/** One row: a path shape and, per HTTP method, the operation it names. */
+interface RouteRow {
+  /**
+   * A fixed path, or a task path: `/tasks/{id}` followed by `suffix` (e.g. `:cancel`, or
+   * {@link PUSH_CONFIGS} and {@link PUSH_CONFIG} for the push-config collection and one config).
+   */
+  readonly path: string | { readonly taskSuffix: string };
+  readonly methods: Readonly<Record<string, RouteEntry>>;
+}
+
+/** The suffix of `/tasks/{id}/pushNotificationConfigs`. */
+const PUSH_CONFIGS = '/pushNotificationConfigs';
+/** The suffix of `/tasks/{id}/pushNotificationConfigs/{configId}` (the config id captured apart). */
+const PUSH_CONFIG = '/pushNotificationConfigs/{configId}';
+
+/** The v1.0 routes (`a2a.proto`'s `google.api.http` annotations). */
 const ROUTES: readonly RouteRow[] = [
   { path: '/message:send', methods: { POST: { op: 'send', body: 'json' } } },
   { path: '/message:stream', methods: { POST: { op: 'stream', body: 'json' } } },
@@ -78,15 +95,40 @@ const ROUTES: readonly RouteRow[] = [
     methods: { GET: { op: 'subscribe', body: 'none' }, POST: { op: 'subscribe', body: 'optional' } },
   },
   { path: '/extendedAgentCard', methods: { GET: { op: 'extended-card', body: 'none' } } },
+  {
+    path: { taskSuffix: PUSH_CONFIGS },
+    methods: {
+      POST: { op: 'push-config', push: 'create', body: 'json' },
+      GET: { op: 'push-config', push: 'list', body: 'none' },
+    },
+  },
+  {
+    path: { taskSuffix: PUSH_CONFIG },
+    methods: {
+      GET: { op: 'push-config', push: 'get', body: 'none' },
+      DELETE: { op: 'push-config', push: 'delete', body: 'none' },
+    },
+  },
 ];
 
 const TASK_PREFIX = '/tasks/';
 const TASK_SUFFIXES = [':cancel', ':subscribe'];
 
-/** Splits `/tasks/{id}[:verb]` into its id and verb; undefined for any other shape. */
-function taskPath(path: string): { id: string; suffix: string } | undefined {
+/**
+ * Splits `/tasks/{id}[:verb]` into its id and verb, and `/tasks/{id}/pushNotificationConfigs[/{configId}]`
+ * into its id, suffix and config id; undefined for any other shape.
+ */
+function taskPath(path: string): { id: string; suffix: string; configId?: string } | undefined {
   if (!path.startsWith(TASK_PREFIX)) return undefined;
   let rest = path.slice(TASK_PREFIX.length);
+  const segments = rest.split('/');
+  if (segments.length > 1) {
+    const [id = '', collection, configId] = segments;
+    // Nothing else nests below a task; every segment is non-empty.
+    if (id === '' || `/${collection}` !== PUSH_CONFIGS || segments.length > 3) return undefined;
+    if (configId === undefined) return { id, suffix: PUSH_CONFIGS };
+    return configId === '' ? undefined : { id, suffix: PUSH_CONFIG, configId };
+  }
   let suffix = '';
   for (const verb of TASK_SUFFIXES) {
     if (rest.endsWith(verb)) {
@@ -123,7 +165,11 @@ export function matchHttpJsonRoute(
       return { kind: 'method-not-allowed', allow: Object.keys(row.methods).join(', ') };
     }
     const route: HttpJsonRoute = { kind: 'route', op: entry.op, body: entry.body };
-    if (task !== undefined && typeof row.path !== 'string') route.taskId = task.id;
+    if (entry.push !== undefined) route.push = entry.push;
+    if (task !== undefined && typeof row.path !== 'string') {
+      route.taskId = task.id;
+      if (task.configId !== undefined) route.configId = task.configId;
+    }
     return route;
   }
   return undefined;

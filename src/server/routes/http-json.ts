@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * const serveHttpJson = createHttpJsonRoute({ service, admitCaller, admitTurn, admitStream, limits, extendedCard, logger });
+ * const serveHttpJson = createHttpJsonRoute({ service, admitCaller, admitTurn, admitStream, limits, extendedCard, logger, push });
  * const route = matchHttpJsonRoute(req.method, tail);
  * if (route?.kind === 'route') return serveHttpJson(forAgent(arrival, agent), route);
  * ```
@@ -203,6 +203,7 @@ export function createHttpJsonRoute(
         context: turn.ctx,
         extendedCard: () => options.extendedCard(caller, '1.0'),
         onError: agent.onRpcError,
+        push: options.push,
       };
       let outcome: HttpJsonOutcome | typeof REFUSED;
       try {

@@ -11,9 +11,11 @@
  */
 import { A2AError } from '../../../protocol/errors.js';
 import { HTTP_JSON_RESULTS } from '../../../protocol/http-json/index.js';
-import type { A2ARequest, StreamEvent } from '../../../protocol/model.js';
+import type { A2ARequest, PushConfigInput, SendParams, StreamEvent } from '../../../protocol/model.js';
+import type { PushService } from '../../../push/service.js';
 import { CapacityError, type TurnGrant } from '../../../tasks/policy.js';
 import { isStoreUnavailable } from '../../../tasks/stores/errors.js';
+import { checkInlinePush, registeringPush } from '../../inline-push.js';
 import { STORE_UNAVAILABLE_MESSAGE, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type RpcCall } from '../../rpc.js';
 
 /**
@@ -77,21 +79,23 @@ export async function runHttpJson(
 }
 
 async function run(request: A2ARequest, call: RpcCall, grant: TurnGrant | undefined): Promise<HttpJsonOutcome> {
-  const { service, context } = call;
-  // An inline push config is refused rather than dropped until push is served over this binding.
-  if ((request.method === 'send' || request.method === 'stream') && request.params.configuration.pushConfig) {
-    // The turn's slot was granted for a send that will not run: give it back.
-    grant?.release();
-    throw new A2AError(
-      'PUSH_NOTIFICATION_NOT_SUPPORTED',
-      'Push notification configs are not served over HTTP+JSON yet',
-    );
-  }
+  const { service, context, push } = call;
   switch (request.method) {
-    case 'send':
+    case 'send': {
+      const inline = request.params.configuration.pushConfig;
+      if (inline !== undefined) return sendWithPush(request.params, inline, call, grant);
       return json(HTTP_JSON_RESULTS.sendResult(await service.send(context, request.params, grant)));
-    case 'stream':
-      return { kind: 'stream', events: await service.stream(context, request.params, grant) };
+    }
+    case 'stream': {
+      const inline = request.params.configuration.pushConfig;
+      if (inline === undefined) return { kind: 'stream', events: await service.stream(context, request.params, grant) };
+      const checked = checkInlinePushOn(push, inline, grant);
+      const events = await service.stream(context, request.params, grant);
+      return {
+        kind: 'stream',
+        events: registeringPush(events, (taskId) => checked.registerInline(context, taskId, inline, '1.0')),
+      };
+    }
     case 'get':
       return json(HTTP_JSON_RESULTS.task(await service.get(context, request.params.id, request.params.historyLength)));
     case 'list':
@@ -101,14 +105,49 @@ async function run(request: A2ARequest, call: RpcCall, grant: TurnGrant | undefi
     case 'subscribe':
       return { kind: 'stream', events: await service.subscribe(context, request.params.id) };
     case 'push-config':
-      // Push config routes are not in the route table yet (src/protocol/http-json/routes.ts).
-      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+      // As over JSON-RPC: with push off every push route is -32003 (400 FAILED_PRECONDITION).
+      if (push === undefined) throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED');
+      return json(HTTP_JSON_RESULTS.pushResult(await push.handle(context, request.params, '1.0')));
     case 'extended-card': {
       const card = call.extendedCard('1.0');
       if (card === undefined) throw new A2AError('EXTENDED_AGENT_CARD_NOT_CONFIGURED');
       return json(card);
     }
   }
+}
+
+/**
+ * A send with an inline push config, as over JSON-RPC (`rpc.ts`): judged before the turn starts
+ * (a refused webhook refuses the send and starts no task), stored once the task exists.
+ */
+async function sendWithPush(
+  params: SendParams,
+  inline: PushConfigInput,
+  call: RpcCall,
+  grant: TurnGrant | undefined,
+): Promise<HttpJsonOutcome> {
+  const push = checkInlinePushOn(call.push, inline, grant);
+  const result = await call.service.send(call.context, params, grant);
+  if (result.kind === 'task') await push.registerInline(call.context, result.task.id, inline, '1.0');
+  return json(HTTP_JSON_RESULTS.sendResult(result));
+}
+
+/**
+ * Judges an inline push config before the turn; a refusal gives the turn's slot back. With push
+ * off the config is refused (PushNotificationNotSupported) rather than silently dropped: a
+ * caller of this binding never believes a webhook is set when none is.
+ */
+function checkInlinePushOn(
+  push: PushService | undefined,
+  inline: PushConfigInput,
+  grant: TurnGrant | undefined,
+): PushService {
+  if (push === undefined) {
+    grant?.release();
+    throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not enabled on this gateway');
+  }
+  checkInlinePush(push, inline, grant);
+  return push;
 }
 
 function json(body: string): HttpJsonOutcome {
