@@ -258,15 +258,21 @@ describe('approvals that last: SQLite (--data)', () => {
 
 const pgSkip = await postgresSkip();
 
+/** Two gateways on one fresh PostgreSQL schema, as two replicas. */
+async function twoReplicas(): Promise<[Running, Running]> {
+  const schema = uniqueName('airlock_test');
+  cleanups.push(() => dropSchema(schema));
+  const open = (): Promise<PostgresTaskStore> => PostgresTaskStore.open({ url: POSTGRES_URL, schema, poolSize: 4 });
+  const a = await serve(await open());
+  cleanups.push(() => a.gateway.close());
+  const b = await serve(await open());
+  cleanups.push(() => b.gateway.close());
+  return [a, b];
+}
+
 describe('approvals that last: two replicas on PostgreSQL', { skip: pgSkip }, () => {
   it('parked on A, approved on B: B resumes it, A sees it completed, the action runs once', BOUNDED, async () => {
-    const schema = uniqueName('airlock_test');
-    cleanups.push(() => dropSchema(schema));
-    const open = (): Promise<PostgresTaskStore> => PostgresTaskStore.open({ url: POSTGRES_URL, schema, poolSize: 4 });
-    const a = await serve(await open());
-    cleanups.push(() => a.gateway.close());
-    const b = await serve(await open());
-    cleanups.push(() => b.gateway.close());
+    const [a, b] = await twoReplicas();
 
     const { taskId, actionId } = await park(a.url);
     assert.deepEqual(
@@ -294,13 +300,7 @@ describe('approvals that last: two replicas on PostgreSQL', { skip: pgSkip }, ()
   });
 
   it('a task canceled on A withdraws its action everywhere', BOUNDED, async () => {
-    const schema = uniqueName('airlock_test');
-    cleanups.push(() => dropSchema(schema));
-    const open = (): Promise<PostgresTaskStore> => PostgresTaskStore.open({ url: POSTGRES_URL, schema, poolSize: 4 });
-    const a = await serve(await open());
-    cleanups.push(() => a.gateway.close());
-    const b = await serve(await open());
-    cleanups.push(() => b.gateway.close());
+    const [a, b] = await twoReplicas();
     const { taskId, actionId } = await park(a.url);
     const canceled = await rpc(`${a.url}/a2a/ops`, 'CancelTask', { id: taskId }, { token: BOT_TOKEN, version: '1.0' });
     assert.equal(canceled.body.result?.status?.state, 'TASK_STATE_CANCELED', JSON.stringify(canceled.body));

@@ -7,9 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { startPushListeners, type PushListeners, type ReceivedPush } from './helpers/push-listeners.js';
 import { DEFAULT_YAML, eventually, rpc, startGateway, TOKEN_A, TOKEN_B, type TestGateway } from './helpers/gateway.js';
 
 const PUSH_YAML = `${DEFAULT_YAML}
@@ -63,39 +62,21 @@ function message(text: string, messageId = `m-${randomUUID()}`): Record<string, 
 
 let gw: TestGateway;
 let off: TestGateway;
-let trap: Server;
+let listeners: PushListeners;
 let trapPort = 0;
-let trapConnections = 0;
-let receiver: HttpServer;
 let receiverPort = 0;
-const received: { path: string; body: any; headers: Record<string, unknown> }[] = [];
+let received: ReceivedPush[] = [];
 
 before(async () => {
   gw = await startGateway(PUSH_YAML);
   off = await startGateway();
-  receiver = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverPort = (receiver.address() as { port: number }).port;
-  trap = createServer((socket) => {
-    trapConnections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
-  trapPort = (trap.address() as { port: number }).port;
+  listeners = await startPushListeners();
+  ({ trapPort, receiverPort, received } = listeners);
 });
 after(async () => {
   await gw.close();
   await off.close();
-  await new Promise((resolve) => trap.close(resolve));
-  receiver.closeAllConnections();
-  await new Promise((resolve) => receiver.close(resolve));
+  await listeners.close();
 });
 
 const echo = (gateway = gw): string => `${gateway.url}/a2a/echo`;
@@ -181,7 +162,7 @@ describe('HTTP+JSON push-config routes', () => {
 
   it('a refused webhook is 400 naming url, nothing is stored and no connection is made', async () => {
     const taskId = await taskOf();
-    const before = trapConnections;
+    const before = listeners.trapConnections();
     for (const url of [
       'http://hooks.example/', // plain http off loopback
       `https://user:pw@127.0.0.1:${trapPort}/`, // credentials in the URL
@@ -199,7 +180,7 @@ describe('HTTP+JSON push-config routes', () => {
     const listed = await rest(echo(), configs(taskId));
     assert.deepEqual(listed.body, { configs: [], nextPageToken: '' });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(trapConnections, before);
+    assert.equal(listeners.trapConnections(), before);
   });
 
   it('with push off, every route answers 400 PushNotificationNotSupported (-32003), as JSON-RPC', async () => {

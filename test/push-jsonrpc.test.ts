@@ -5,9 +5,8 @@
  * `pushNotifications`, and the official `@a2a-js/sdk` client's push calls in both dialects.
  */
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { startPushListeners, type PushListeners, type ReceivedPush } from './helpers/push-listeners.js';
 import {
   Client,
   ClientFactory,
@@ -40,40 +39,22 @@ push:
 
 let gw: TestGateway;
 let off: TestGateway;
-let trap: Server;
+let listeners: PushListeners;
 let trapPort = 0;
-let trapConnections = 0;
-let receiver: HttpServer;
 let receiverPort = 0;
-const received: { path: string; body: any; headers: Record<string, unknown> }[] = [];
+let received: ReceivedPush[] = [];
 const sink = new MemoryAuditSink();
 
 before(async () => {
   gw = await startGateway(PUSH_YAML, { auditSink: sink });
-  receiver = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverPort = (receiver.address() as { port: number }).port;
+  listeners = await startPushListeners();
+  ({ trapPort, receiverPort, received } = listeners);
   off = await startGateway();
-  trap = createServer((socket) => {
-    trapConnections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
-  trapPort = (trap.address() as { port: number }).port;
 });
 after(async () => {
   await gw.close();
   await off.close();
-  await new Promise((resolve) => trap.close(resolve));
-  receiver.closeAllConnections();
-  await new Promise((resolve) => receiver.close(resolve));
+  await listeners.close();
 });
 
 const echo = (): string => `${gw.url}/a2a/echo`;
@@ -210,7 +191,7 @@ describe('push configs over JSON-RPC', () => {
 
   it('refuses forbidden webhooks with -32602, and connects to none of them', async () => {
     const taskId = await taskOf(echo(), '1.0');
-    const before = trapConnections;
+    const before = listeners.trapConnections();
     for (const url of [
       `http://localhost:${trapPort}/`, // loopback by name, not allowlisted
       `http://[::1]:${trapPort}/`,
@@ -235,7 +216,7 @@ describe('push configs over JSON-RPC', () => {
     const listed = await rpc(echo(), 'ListTaskPushNotificationConfigs', { taskId }, { version: '1.0' });
     assert.deepEqual(listed.body.result.configs, []);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(trapConnections, before);
+    assert.equal(listeners.trapConnections(), before);
   });
 
   it('caps configs per task', async () => {
