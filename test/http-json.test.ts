@@ -44,6 +44,7 @@ async function rest(base: string, path: string, options: RestOptions = {}): Prom
   const version = options.version === undefined ? '1.0' : options.version;
   if (version !== null) headers['a2a-version'] = version;
   if (options.body !== undefined) headers['content-type'] = 'application/a2a+json';
+  headers.accept = 'application/a2a+json';
   Object.assign(headers, options.headers);
   const init: RequestInit = { method: options.method ?? (options.body === undefined ? 'GET' : 'POST'), headers };
   if (options.body !== undefined)
@@ -129,6 +130,16 @@ describe('HTTP+JSON: routes', () => {
     assert.equal(sent.body.task.status.state, 'TASK_STATE_COMPLETED');
     assert.match(JSON.stringify(sent.body.task.artifacts), /hello rest/);
     assert.equal(sink.ofType('a2a.task.submitted').length, submitted + 1);
+  });
+
+  it('a v1.0.0 client (application/json, no Accept for a2a+json) gets application/json, errors too', async () => {
+    const plain = { 'content-type': 'application/json', accept: '*/*' };
+    const sent = await rest(echo, '/message:send', { body: { message: message('plain json') }, headers: plain });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(sent.headers.get('content-type'), 'application/json');
+    const missing = await rest(echo, '/tasks/no-such-task', { headers: { accept: '*/*' } });
+    assert.equal(missing.status, 404, missing.text);
+    assert.equal(missing.headers.get('content-type'), 'application/json');
   });
 
   it('an inline push config is refused (400 PushNotificationNotSupported), never silently dropped; no task', async () => {

@@ -12,6 +12,7 @@ import { v10 } from '../v10/index.js';
 import { decodeHttpJsonRequest } from './decode.js';
 import { encodeHttpJsonRequest } from './encode.js';
 import { HTTP_JSON_STATUS, httpJsonError } from './errors.js';
+import { responseMediaType } from './index.js';
 import { matchHttpJsonRoute, type HttpJsonRoute } from './routes.js';
 
 const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -369,5 +370,16 @@ describe('HTTP+JSON codec: errors (v1.0.1)', () => {
     assert.equal(rendered.status, 413);
     assert.match(rendered.body, /"field":"message.parts"/);
     assert.match(rendered.body, /"code":413/);
+  });
+});
+
+describe('responseMediaType', () => {
+  it('answers application/a2a+json only to a request that names it, else application/json', () => {
+    assert.equal(responseMediaType('application/a2a+json', undefined), 'application/a2a+json');
+    assert.equal(responseMediaType('Application/A2A+JSON; charset=utf-8', undefined), 'application/a2a+json');
+    assert.equal(responseMediaType(undefined, 'application/a2a+json, application/json;q=0.5'), 'application/a2a+json');
+    assert.equal(responseMediaType('application/json', undefined), 'application/json');
+    assert.equal(responseMediaType(undefined, '*/*'), 'application/json');
+    assert.equal(responseMediaType(undefined, undefined), 'application/json');
   });
 });

@@ -25,3 +25,23 @@ export { HTTP_JSON_STATUS, httpJsonError } from './errors.js';
  * ```
  */
 export const A2A_JSON_CONTENT_TYPE = 'application/a2a+json';
+
+/**
+ * The media type of a response: `application/a2a+json` (v1.0.1 §11.2) when the request's
+ * `Content-Type` or `Accept` names it, else `application/json`. The bodies are the same; a
+ * v1.0.0 client (which knows only `application/json`) gets the type it sent or accepts, a
+ * v1.0.1 client the one it asked for.
+ *
+ * @example
+ * ```ts
+ * responseMediaType('application/a2a+json', undefined); // 'application/a2a+json'
+ * responseMediaType(undefined, '*\/*'); // 'application/json'
+ * ```
+ */
+export function responseMediaType(contentType: string | undefined, accept: string | undefined): string {
+  return namesA2AJson(contentType) || namesA2AJson(accept) ? A2A_JSON_CONTENT_TYPE : 'application/json';
+}
+
+function namesA2AJson(header: string | undefined): boolean {
+  return header !== undefined && header.toLowerCase().includes(A2A_JSON_CONTENT_TYPE);
+}

@@ -22,10 +22,10 @@ import {
   type DeclaredExtension,
 } from '../../protocol/headers.js';
 import {
-  A2A_JSON_CONTENT_TYPE,
   decodeHttpJsonRequest,
   HTTP_JSON_RESULTS,
   httpJsonError,
+  responseMediaType,
   type HttpJsonRoute,
 } from '../../protocol/http-json/index.js';
 import type { A2ARequest } from '../../protocol/model.js';
@@ -71,10 +71,11 @@ function queryOf(url: string | undefined): URLSearchParams {
   return new URLSearchParams(at === -1 || url === undefined ? '' : url.slice(at + 1));
 }
 
-/** A JSON body with the binding's media type. */
+/** A JSON body in the media type the request used or accepts (`responseMediaType`). */
 function writeBody(res: ServerResponse, status: number, body: string): void {
   dropUnreadBody(res);
-  res.writeHead(status, ['content-type', A2A_JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+  const type = responseMediaType(res.req.headers['content-type'], res.req.headers.accept);
+  res.writeHead(status, ['content-type', type, 'content-length', String(Buffer.byteLength(body))]);
   res.end(body);
 }
 
