@@ -19,12 +19,18 @@
  * How it runs: one warm-up per server, then R rounds; each round runs every server once, in an order
  * that rotates from round to round, so a noisy neighbour or thermal drift spreads over all three.
  *
- * How to read it: req/s is autocannon's mean of per-second counts; p50/p99 are response latencies in
- * ms at that load (closed loop: C connections, pipelining 1, so latency ≈ C / throughput). The table
- * shows the median over rounds and every round's req/s, so the spread is visible. Ratios are taken
- * from the medians; "Airlock / raw" is the share of the node:http ceiling that Airlock keeps (target
- * ≥ 0.60×). Any non-2xx answer, socket error or timeout is printed per run, and the run ends with a
- * warning and exit code 1: such numbers are not comparable.
+ * Cores: once the servers are up, this process (autocannon) is pinned to the last core and every
+ * server, all its threads, to core 0 (`taskset`, bench/lib/cpu.ts), so a server's CPU time is its
+ * own. Each run reads the server's CPU (user + system, /proc/<pid>/stat) before and after.
+ *
+ * How to read it: "CPU µs/req" is the server's CPU time over the requests it answered in the run;
+ * "raw/it CPU" is the raw node:http row's CPU per request over this row's (1.00× = as cheap as a
+ * bare exchange; 0.50× = twice its cost). req/s is autocannon's mean of per-second counts; p50/p99
+ * are response latencies in ms at that load (closed loop: C connections, pipelining 1, so latency
+ * ≈ C / throughput). RSS is the largest resident set after a run. The table shows medians over
+ * rounds and every round's req/s (the last round over the first says whether throughput holds as
+ * the store fills to its cap). Any non-2xx answer, socket error or timeout is printed per run, and
+ * the run ends with a warning and exit code 1: such numbers are not comparable.
  *
  * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
  * `--json` also writes bench/results/inbound-<ISO time>.json.
@@ -36,15 +42,28 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_DATABASE_URL, ECHO_AGENT_AND_CLIENT, parseCommonFlags } from './lib/common.js';
 import { killAllChildrenNow, REPO_ROOT, startChild, stopAllChildren, type ChildServer } from './lib/children.js';
-import { runLoad, verifyReply, type LoadOptions, type RunStats, type Target } from './lib/load.js';
-import { formatInt, formatMs, formatRatio, median, renderTable } from './lib/report.js';
+import { runLoad, verifyReply, type LoadOptions, type Target } from './lib/load.js';
+import { formatInt, formatMs } from './lib/report.js';
+import {
+  FLAT_TARGET,
+  GUARDED_CPU_TARGET,
+  GUARDED_REQ_TARGET,
+  POSTGRES_CPU_TARGET,
+  printSummary,
+  ratios,
+  reportFailures,
+  SDK_MULTIPLE_TARGET,
+  SQLITE_CPU_TARGET,
+  summarise,
+  type Measured,
+  type Ratios,
+  type RunRecord,
+  type ServerKey,
+  type ServerSummary,
+} from './lib/inbound-summary.js';
+import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js';
+import { rssOf } from './lib/common.js';
 
-const AIRLOCK_TARGET = 0.6;
-/** With every guard on (audit file, scrubbing, trusted-proxy parsing, API-key header, REST): the proof suites ask ≥ 0.60×. */
-const GUARDED_TARGET = 0.6;
-/** The durable stores (issue targets): every acknowledged task written before the reply. */
-const SQLITE_TARGET = 0.4;
-const POSTGRES_TARGET = 0.25;
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
 const PAUSE_BETWEEN_RUNS_MS = 250;
 const MESSAGE_SEND = JSON.stringify({
@@ -55,8 +74,6 @@ const MESSAGE_SEND = JSON.stringify({
     message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'hello' }] },
   },
 });
-
-type ServerKey = 'airlock' | 'guarded' | 'sqlite' | 'postgres' | 'raw' | 'sdk';
 
 interface Settings {
   duration: number;
@@ -74,34 +91,6 @@ interface BenchServer {
   label: string;
   child: ChildServer;
   target: Target;
-}
-
-interface RunRecord {
-  round: number;
-  position: number;
-  server: ServerKey;
-  stats: RunStats;
-}
-
-interface ServerSummary {
-  server: ServerKey;
-  label: string;
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  roundsReqPerSec: number[];
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-
-interface Ratios {
-  airlockToRaw: number;
-  guardedToRaw: number;
-  sqliteToRaw: number;
-  postgresToRaw: number;
-  sdkToRaw: number;
-  airlockToSdk: number;
 }
 
 // ---------------------------------------------------------------- settings and header
@@ -262,17 +251,24 @@ function loadOptions(settings: Settings, duration: number): LoadOptions {
   return { connections: settings.connections, pipelining: settings.pipelining, duration };
 }
 
-async function measure(server: BenchServer, options: LoadOptions): Promise<RunStats> {
+async function measure(server: BenchServer, options: LoadOptions): Promise<Measured> {
   server.child.assertAlive();
+  const before = cpuMicros(server.child.pid);
   const stats = await runLoad(server.target, options);
+  const after = cpuMicros(server.child.pid);
   server.child.assertAlive();
+  const rss = rssOf(server.child.pid);
+  const cpuPerRequest =
+    before === undefined || after === undefined || stats.requests === 0
+      ? Number.NaN
+      : (after - before) / stats.requests;
   await sleep(PAUSE_BETWEEN_RUNS_MS);
-  return stats;
+  return { stats, cpuPerRequest, rss };
 }
 
-function describeRun(stats: RunStats): string {
+function describeRun({ stats, cpuPerRequest }: Measured): string {
   return (
-    `${formatInt(stats.reqPerSec).padStart(7)} req/s  p50 ${formatMs(stats.p50).padStart(6)} ms  ` +
+    `${formatInt(stats.reqPerSec).padStart(7)} req/s  cpu ${formatInt(cpuPerRequest).padStart(5)} µs/req  p50 ${formatMs(stats.p50).padStart(6)} ms  ` +
     `p99 ${formatMs(stats.p99).padStart(6)} ms  non-2xx ${stats.non2xx}  errors ${stats.errors}  timeouts ${stats.timeouts}`
   );
 }
@@ -281,9 +277,9 @@ async function warmUp(servers: readonly BenchServer[], settings: Settings): Prom
   if (settings.warmup === 0) return 0;
   let failures = 0;
   for (const server of servers) {
-    const stats = await measure(server, loadOptions(settings, settings.warmup));
-    failures += stats.non2xx + stats.errors + stats.timeouts;
-    console.log(`warm-up   ${server.key.padEnd(8)} ${describeRun(stats)}`);
+    const run = await measure(server, loadOptions(settings, settings.warmup));
+    failures += run.stats.non2xx + run.stats.errors + run.stats.timeouts;
+    console.log(`warm-up   ${server.key.padEnd(8)} ${describeRun(run)}`);
   }
   console.log('');
   return failures;
@@ -299,100 +295,13 @@ async function measureRounds(servers: readonly BenchServer[], settings: Settings
   for (let round = 0; round < settings.rounds; round++) {
     const order = roundOrder(servers, round);
     for (const [position, server] of order.entries()) {
-      const stats = await measure(server, loadOptions(settings, settings.duration));
-      records.push({ round: round + 1, position: position + 1, server: server.key, stats });
-      console.log(`round ${round + 1}/${settings.rounds} ${server.key.padEnd(8)} ${describeRun(stats)}`);
+      const run = await measure(server, loadOptions(settings, settings.duration));
+      records.push({ round: round + 1, position: position + 1, server: server.key, ...run });
+      console.log(`round ${round + 1}/${settings.rounds} ${server.key.padEnd(8)} ${describeRun(run)}`);
     }
   }
   console.log('');
   return records;
-}
-
-// ---------------------------------------------------------------- results
-
-function summarise(servers: readonly BenchServer[], records: readonly RunRecord[]): ServerSummary[] {
-  return servers.map((server) => {
-    const runs = records.filter((record) => record.server === server.key).map((record) => record.stats);
-    const sum = (pick: (stats: RunStats) => number): number => runs.reduce((total, stats) => total + pick(stats), 0);
-    return {
-      server: server.key,
-      label: server.label,
-      reqPerSec: median(runs.map((stats) => stats.reqPerSec)),
-      p50: median(runs.map((stats) => stats.p50)),
-      p99: median(runs.map((stats) => stats.p99)),
-      roundsReqPerSec: runs.map((stats) => stats.reqPerSec),
-      non2xx: sum((stats) => stats.non2xx),
-      errors: sum((stats) => stats.errors),
-      timeouts: sum((stats) => stats.timeouts),
-    };
-  });
-}
-
-function ratios(summaries: readonly ServerSummary[]): Ratios {
-  const reqPerSec = (key: ServerKey): number =>
-    summaries.find((summary) => summary.server === key)?.reqPerSec ?? Number.NaN;
-  return {
-    airlockToRaw: reqPerSec('airlock') / reqPerSec('raw'),
-    guardedToRaw: reqPerSec('guarded') / reqPerSec('raw'),
-    sqliteToRaw: reqPerSec('sqlite') / reqPerSec('raw'),
-    postgresToRaw: reqPerSec('postgres') / reqPerSec('raw'),
-    sdkToRaw: reqPerSec('sdk') / reqPerSec('raw'),
-    airlockToSdk: reqPerSec('airlock') / reqPerSec('sdk'),
-  };
-}
-
-function printSummary(summaries: readonly ServerSummary[], result: Ratios, rounds: number): void {
-  const raw = summaries.find((summary) => summary.server === 'raw')?.reqPerSec ?? Number.NaN;
-  const rows = summaries.map((summary) => [
-    summary.label,
-    formatInt(summary.reqPerSec),
-    formatRatio(summary.reqPerSec / raw),
-    formatMs(summary.p50),
-    formatMs(summary.p99),
-    summary.roundsReqPerSec.map(formatInt).join(' / '),
-    String(summary.non2xx),
-    String(summary.errors + summary.timeouts),
-  ]);
-  console.log(`Median of ${rounds} round(s):`);
-  console.log(
-    renderTable(['server', 'req/s', 'vs raw', 'p50 ms', 'p99 ms', 'req/s per round', 'non-2xx', 'errors'], rows),
-  );
-  console.log('');
-  const verdict = result.airlockToRaw >= AIRLOCK_TARGET ? 'meets' : 'BELOW';
-  console.log(
-    `Airlock / raw  ${formatRatio(result.airlockToRaw)}  (${verdict} the target of ≥ ${AIRLOCK_TARGET.toFixed(2)}×)`,
-  );
-  const guardedVerdict = result.guardedToRaw >= GUARDED_TARGET ? 'meets' : 'BELOW';
-  console.log(
-    `Airlock, every guard / raw  ${formatRatio(result.guardedToRaw)}  (${guardedVerdict} the target of ≥ ${GUARDED_TARGET.toFixed(2)}×)`,
-  );
-  for (const [label, ratio, target] of [
-    ['SQLite', result.sqliteToRaw, SQLITE_TARGET],
-    ['PostgreSQL', result.postgresToRaw, POSTGRES_TARGET],
-  ] as const) {
-    if (Number.isNaN(ratio)) continue;
-    const storeVerdict = ratio >= target ? 'meets' : 'BELOW';
-    console.log(
-      `Airlock, ${label} / raw  ${formatRatio(ratio)}  (${storeVerdict} the target of ≥ ${target.toFixed(2)}×)`,
-    );
-  }
-  console.log(`SDK / raw      ${formatRatio(result.sdkToRaw)}`);
-  console.log(`Airlock / SDK  ${formatRatio(result.airlockToSdk)}`);
-}
-
-/** Prints a warning and returns false when any request failed. */
-function reportFailures(summaries: readonly ServerSummary[], warmupFailures: number): boolean {
-  const failed = summaries.filter((summary) => summary.non2xx + summary.errors + summary.timeouts > 0);
-  if (failed.length === 0 && warmupFailures === 0) return true;
-  console.log('');
-  for (const summary of failed) {
-    console.log(
-      `WARNING: ${summary.label}: ${summary.non2xx} non-2xx, ${summary.errors} errors, ${summary.timeouts} timeouts ` +
-        'in measured runs; its numbers are not comparable',
-    );
-  }
-  if (warmupFailures > 0) console.log(`WARNING: ${warmupFailures} failed requests during warm-up`);
-  return false;
 }
 
 function isoBasic(date: Date): string {
@@ -418,11 +327,14 @@ function writeJson(
     startedAt: startedAt.toISOString(),
     machine: machine(),
     settings,
+    cores,
     target: {
-      airlockToRaw: AIRLOCK_TARGET,
-      guardedToRaw: GUARDED_TARGET,
-      sqliteToRaw: SQLITE_TARGET,
-      postgresToRaw: POSTGRES_TARGET,
+      guardedCpu: GUARDED_CPU_TARGET,
+      sqliteCpu: SQLITE_CPU_TARGET,
+      postgresCpu: POSTGRES_CPU_TARGET,
+      guardedToRaw: GUARDED_REQ_TARGET,
+      lastToFirst: FLAT_TARGET,
+      guardedToSdk: SDK_MULTIPLE_TARGET,
     },
     summary: summaries,
     ratios: result,
@@ -435,6 +347,7 @@ function writeJson(
 // ---------------------------------------------------------------- main
 
 let workDir: string | undefined;
+let cores: CorePlan | undefined;
 
 function removeWorkDir(): void {
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
@@ -466,6 +379,15 @@ async function main(): Promise<number> {
   workDir = mkdtempSync(join(tmpdir(), 'airlock-bench-'));
   try {
     const servers = await startServers(token, workDir, settings);
+    // The servers on one core, autocannon (this process) on another: each server's CPU per
+    // request is its own, not shared with the load generator's.
+    cores = pinGenerator();
+    for (const server of servers) pinServer(server.child.pid, cores);
+    console.log(
+      cores.pinned
+        ? `pinned: servers on core ${cores.server}, load generator on core ${cores.generator}\n`
+        : 'not pinned (one core or no taskset): servers and load generator share the cores\n',
+    );
     const warmupFailures = await warmUp(servers, settings);
     const records = await measureRounds(servers, settings);
     const summaries = summarise(servers, records);

@@ -1,0 +1,187 @@
+/**
+ * The inbound bench's results: run records, per-row summaries (medians, CPU per request, RSS),
+ * the ratios against raw node:http and the SDK, the targets, and the printed table.
+ *
+ * @example
+ * ```ts
+ * const summaries = summarise(servers, records);
+ * printSummary(summaries, ratios(summaries), rounds);
+ * ```
+ */
+import type { RunStats } from './load.js';
+import { formatInt, formatMs, formatRatio, median, renderTable } from './report.js';
+
+/**
+ * Targets, as raw/Airlock **CPU** ratios (a bare exchange's CPU per request over the guarded
+ * one's): with every guard and the audit file ≥ 0.5 (at most twice a bare exchange); the durable
+ * stores ≥ 0.3 (every acknowledged task written before the reply). Throughput with pinned cores:
+ * every guard ≥ 0.45× raw req/s, flat across rounds (last ≥ 0.9× the first); ≥ 6× the SDK's req/s.
+ */
+export const GUARDED_CPU_TARGET = 0.5;
+export const SQLITE_CPU_TARGET = 0.3;
+export const POSTGRES_CPU_TARGET = 0.3;
+export const GUARDED_REQ_TARGET = 0.45;
+export const FLAT_TARGET = 0.9;
+export const SDK_MULTIPLE_TARGET = 6;
+
+export type ServerKey = 'airlock' | 'guarded' | 'sqlite' | 'postgres' | 'raw' | 'sdk';
+export interface RunRecord {
+  round: number;
+  position: number;
+  server: ServerKey;
+  stats: RunStats;
+  /** Server CPU (user + system, all threads) per answered request, µs; NaN where /proc is missing. */
+  cpuPerRequest: number;
+  /** The server's resident set after the run, bytes. */
+  rss: number;
+}
+
+export interface Measured {
+  stats: RunStats;
+  cpuPerRequest: number;
+  rss: number;
+}
+
+export interface ServerSummary {
+  server: ServerKey;
+  label: string;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  roundsReqPerSec: number[];
+  cpuPerRequest: number;
+  /** The largest resident set seen after a run, bytes. */
+  rss: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface Ratios {
+  airlockToRaw: number;
+  guardedToRaw: number;
+  sqliteToRaw: number;
+  postgresToRaw: number;
+  sdkToRaw: number;
+  airlockToSdk: number;
+  guardedToSdk: number;
+  /** raw CPU per request / this row's CPU per request (1 = as cheap as a bare exchange). */
+  cpu: Partial<Record<ServerKey, number>>;
+  /** Last round's req/s over the first's, per row. */
+  lastToFirst: Partial<Record<ServerKey, number>>;
+}
+
+// ---------------------------------------------------------------- results
+
+export function summarise(
+  servers: readonly { key: ServerKey; label: string }[],
+  records: readonly RunRecord[],
+): ServerSummary[] {
+  return servers.map((server) => {
+    const mine = records.filter((record) => record.server === server.key);
+    const runs = mine.map((record) => record.stats);
+    const sum = (pick: (stats: RunStats) => number): number => runs.reduce((total, stats) => total + pick(stats), 0);
+    return {
+      server: server.key,
+      label: server.label,
+      reqPerSec: median(runs.map((stats) => stats.reqPerSec)),
+      p50: median(runs.map((stats) => stats.p50)),
+      p99: median(runs.map((stats) => stats.p99)),
+      roundsReqPerSec: runs.map((stats) => stats.reqPerSec),
+      cpuPerRequest: median(mine.map((record) => record.cpuPerRequest)),
+      rss: Math.max(...mine.map((record) => record.rss)),
+      non2xx: sum((stats) => stats.non2xx),
+      errors: sum((stats) => stats.errors),
+      timeouts: sum((stats) => stats.timeouts),
+    };
+  });
+}
+
+export function ratios(summaries: readonly ServerSummary[]): Ratios {
+  const reqPerSec = (key: ServerKey): number =>
+    summaries.find((summary) => summary.server === key)?.reqPerSec ?? Number.NaN;
+  return {
+    airlockToRaw: reqPerSec('airlock') / reqPerSec('raw'),
+    guardedToRaw: reqPerSec('guarded') / reqPerSec('raw'),
+    sqliteToRaw: reqPerSec('sqlite') / reqPerSec('raw'),
+    postgresToRaw: reqPerSec('postgres') / reqPerSec('raw'),
+    sdkToRaw: reqPerSec('sdk') / reqPerSec('raw'),
+    airlockToSdk: reqPerSec('airlock') / reqPerSec('sdk'),
+    guardedToSdk: reqPerSec('guarded') / reqPerSec('sdk'),
+    cpu: Object.fromEntries(summaries.map((summary) => [summary.server, cpuOf('raw') / summary.cpuPerRequest])),
+    lastToFirst: Object.fromEntries(
+      summaries.map((summary) => {
+        const rounds = summary.roundsReqPerSec;
+        return [summary.server, rounds[rounds.length - 1]! / rounds[0]!];
+      }),
+    ),
+  };
+  function cpuOf(key: ServerKey): number {
+    return summaries.find((summary) => summary.server === key)?.cpuPerRequest ?? Number.NaN;
+  }
+}
+
+export function printSummary(summaries: readonly ServerSummary[], result: Ratios, rounds: number): void {
+  const raw = summaries.find((summary) => summary.server === 'raw')?.reqPerSec ?? Number.NaN;
+  const rows = summaries.map((summary) => [
+    summary.label,
+    formatInt(summary.cpuPerRequest),
+    formatRatio(result.cpu[summary.server] ?? Number.NaN),
+    formatInt(summary.reqPerSec),
+    formatRatio(summary.reqPerSec / raw),
+    formatMs(summary.p50),
+    formatMs(summary.p99),
+    (summary.rss / 1024 / 1024).toFixed(0),
+    summary.roundsReqPerSec.map(formatInt).join(' / '),
+    String(summary.non2xx + summary.errors + summary.timeouts),
+  ]);
+  console.log(`Median of ${rounds} round(s):`);
+  console.log(
+    renderTable(
+      [
+        'server',
+        'CPU µs/req',
+        'raw/it CPU',
+        'req/s',
+        'vs raw',
+        'p50 ms',
+        'p99 ms',
+        'RSS MB',
+        'req/s per round',
+        'failed',
+      ],
+      rows,
+    ),
+  );
+  console.log('');
+  const verdict = (value: number, target: number): string =>
+    Number.isNaN(value) ? 'not measured' : `${value >= target ? 'meets' : 'BELOW'} the target of ≥ ${target}×`;
+  const lines: [string, number, number][] = [
+    ['every guard: raw/Airlock CPU', result.cpu.guarded ?? Number.NaN, GUARDED_CPU_TARGET],
+    ['SQLite: raw/Airlock CPU', result.cpu.sqlite ?? Number.NaN, SQLITE_CPU_TARGET],
+    ['PostgreSQL: raw/Airlock CPU', result.cpu.postgres ?? Number.NaN, POSTGRES_CPU_TARGET],
+    ['every guard: req/s vs raw', result.guardedToRaw, GUARDED_REQ_TARGET],
+    ['every guard: last round / first', result.lastToFirst.guarded ?? Number.NaN, FLAT_TARGET],
+    ['every guard: req/s vs @a2a-js/sdk', result.guardedToSdk, SDK_MULTIPLE_TARGET],
+  ];
+  for (const [label, value, target] of lines) {
+    console.log(`${label.padEnd(40)} ${formatRatio(value)}  (${verdict(value, target)})`);
+  }
+  console.log(`${'echo, auth, no audit: raw/Airlock CPU'.padEnd(40)} ${formatRatio(result.cpu.airlock ?? Number.NaN)}`);
+  console.log(`${'@a2a-js/sdk: raw/SDK CPU'.padEnd(40)} ${formatRatio(result.cpu.sdk ?? Number.NaN)}`);
+}
+
+/** Prints a warning and returns false when any request failed. */
+export function reportFailures(summaries: readonly ServerSummary[], warmupFailures: number): boolean {
+  const failed = summaries.filter((summary) => summary.non2xx + summary.errors + summary.timeouts > 0);
+  if (failed.length === 0 && warmupFailures === 0) return true;
+  console.log('');
+  for (const summary of failed) {
+    console.log(
+      `WARNING: ${summary.label}: ${summary.non2xx} non-2xx, ${summary.errors} errors, ${summary.timeouts} timeouts ` +
+        'in measured runs; its numbers are not comparable',
+    );
+  }
+  if (warmupFailures > 0) console.log(`WARNING: ${warmupFailures} failed requests during warm-up`);
+  return false;
+}
