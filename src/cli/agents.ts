@@ -19,6 +19,9 @@
  * #   agent card of registry entry "wiki": the card's trust digest changed from …
  * ```
  */
+import { OutboundAuth } from '../client/auth/provider.js';
+import type { OAuthKind } from '../client/auth/config.js';
+import { OutboundAuthError } from '../client/auth/errors.js';
 import {
   ERROR_MESSAGES,
   cardTrustEntry,
@@ -63,6 +66,15 @@ export interface AgentStatus {
   endpoint: { url: string; version: '1.0' | '0.3' } | null;
   /** The card signature that verified with the entry's `card_keys`; null when none was checked or the card is unsigned. */
   signature: { kid: string; alg: string } | null;
+  /**
+   * The entry's auth kind and, for an OAuth kind, whether a token could be obtained now
+   * (`ok`), was not needed (the card asks for none), failed (see `error_type`), or was not tried
+   * (the card was refused). The token itself is never printed.
+   */
+  auth: {
+    kind: 'none' | 'bearer_env' | OAuthKind;
+    token: 'ok' | 'not_needed' | 'failed' | 'not_checked' | null;
+  };
 }
 
 /**
@@ -134,6 +146,8 @@ export async function checkEntry(
 ): Promise<AgentStatus> {
   const base = { name: entry.name, effect: entry.effect, description: entry.description, card_url: entry.cardUrl };
   let status: Pick<AgentStatus, 'status' | 'error_type' | 'reason' | 'digest' | 'endpoint' | 'signature'>;
+  const kind = entry.oauth?.kind ?? (entry.auth !== undefined ? 'bearer_env' : 'none');
+  let auth: AgentStatus['auth'] = { kind, token: entry.oauth === undefined ? null : 'not_checked' };
   try {
     const trusted = await withDeadline(
       runtime.trust.resolve(cardTrustEntry(entry, { capMs: AGENT_CHECK_TIMEOUT_MS })),
@@ -148,6 +162,18 @@ export async function checkEntry(
       endpoint: { url: trusted.endpoint.url, version: trusted.endpoint.version },
       signature: trusted.signature === undefined ? null : { kid: trusted.signature.kid, alg: trusted.signature.alg },
     };
+    if (entry.oauth !== undefined) {
+      const token = await tryToken(runtime, entry, trusted);
+      auth = { kind, token: token === undefined ? 'ok' : token === null ? 'not_needed' : 'failed' };
+      if (token instanceof OutboundAuthError) {
+        status = {
+          ...status,
+          status: 'error',
+          error_type: token.errorType,
+          reason: errorLine(token, REASON_MAX_CHARS),
+        };
+      }
+    }
   } catch (error) {
     const errorType = errorTypeOf(error, 'card_invalid');
     status = {
@@ -171,7 +197,36 @@ export async function checkEntry(
       status = { ...status, status: 'error', error_type: 'card_invalid', reason: errorLine(error, REASON_MAX_CHARS) };
     }
   }
-  return { ...base, ...status, pin };
+  return { ...base, ...status, pin, auth };
+}
+
+/**
+ * Asks for a token as a send would (the card's scheme choice included), within the command's
+ * deadline: undefined when one was issued, null when the card needs none, else why not. The
+ * token is dropped at once.
+ */
+async function tryToken(
+  runtime: OutboundRuntime,
+  entry: RegistryEntry,
+  trusted: TrustedCard,
+): Promise<OutboundAuthError | null | undefined> {
+  try {
+    const endpointAuth = new OutboundAuth({ transport: runtime.transport }).forEndpoint(
+      entry,
+      trusted.card,
+      trusted.endpoint.url,
+    );
+    if (endpointAuth === undefined) return null;
+    await withDeadline(endpointAuth.header(), AGENT_CHECK_TIMEOUT_MS);
+    return undefined;
+  } catch (error) {
+    if (error instanceof OutboundAuthError) return error;
+    return new OutboundAuthError(
+      'token_endpoint_unreachable',
+      errorTypeOf(error, 'network_error'),
+      'the token endpoint did not answer in time',
+    );
+  }
 }
 
 /**
@@ -244,11 +299,24 @@ function table(rows: readonly AgentStatus[], width: number): string {
     row.digest === null ? '-' : row.digest.slice(0, 12),
     row.pin === null ? '-' : `${row.pin.source}${row.pin.drift !== null ? ' (drift)' : ''}`,
   ]);
-  const laid = layoutTable(['NAME', 'EFFECT', 'STATUS', 'DIGEST', 'PIN'], cells, { width });
+  // The AUTH column appears only when an entry uses OAuth: other listings keep their shape.
+  if (rows.some((row) => row.auth.token !== null)) {
+    cells.forEach((cell, index) => cell.push(authCell(rows[index]!.auth)));
+  }
+  const headers = ['NAME', 'EFFECT', 'STATUS', 'DIGEST', 'PIN', ...(cells[0]!.length > 5 ? ['AUTH'] : [])];
+  const laid = layoutTable(headers, cells, { width });
   const out = [...laid.header];
   rows.forEach((row, index) => {
     out.push(...laid.rows[index]!);
     if (row.reason !== null) out.push(...wrapLines(row.reason, { width, indent: '  ' }));
   });
   return `${out.join('\n')}\n`;
+}
+
+/** `oauth2 ok`, `exchange failed`, `bearer_env`, `-`: short, to fit 80 columns; never the token. */
+function authCell(auth: AgentStatus['auth']): string {
+  if (auth.kind === 'none') return '-';
+  const short: Record<string, string> = { oauth2_client_credentials: 'oauth2', token_exchange: 'exchange' };
+  const kind = short[auth.kind] ?? auth.kind;
+  return auth.token === null ? kind : `${kind} ${auth.token.replace('_', ' ')}`;
 }

@@ -46,6 +46,7 @@ import { TaskExchange, asCallFailure } from './exchange.js';
 import type { Registry, RegistryEntry } from './registry.js';
 import { REGISTRY_NAME_PATTERN } from './registry.js';
 import { CallFailure } from './call-failure.js';
+import { OutboundAuth } from './auth/provider.js';
 import {
   RemoteRpc,
   resolveEndpoint,
@@ -89,6 +90,8 @@ export interface OutboundCallerOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Message ids. */
   newId?: () => string;
+  /** OAuth token source (cache settings for tests); default one over `transport`. */
+  auth?: OutboundAuth;
 }
 
 /** Refusals by config or policy: audited as `denied`; everything else as `error`. */
@@ -126,6 +129,7 @@ export class OutboundCaller {
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #newId: () => string;
+  readonly #auth: OutboundAuth;
 
   constructor(options: OutboundCallerOptions) {
     this.#registry = options.registry;
@@ -137,6 +141,7 @@ export class OutboundCaller {
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#newId = options.newId ?? randomUUID;
+    this.#auth = options.auth ?? new OutboundAuth({ transport: options.transport });
     this.#exchange = new TaskExchange({ remote: this.#remote, now: this.#now, sleep: this.#sleep, log: this.#log });
   }
 
@@ -168,7 +173,7 @@ export class OutboundCaller {
 
     let endpoint: Endpoint | undefined;
     try {
-      endpoint = await resolveEndpoint(entry, this.#cards);
+      endpoint = await resolveEndpoint(entry, this.#cards, this.#auth);
       const message: Message = {
         messageId: this.#newId(),
         role: 'user',
@@ -277,7 +282,7 @@ export class OutboundCaller {
     }
     let endpoint: Endpoint | undefined;
     try {
-      endpoint = await resolveEndpoint(entry, this.#cards);
+      endpoint = await resolveEndpoint(entry, this.#cards, this.#auth);
       const task = await this.#remote.getTask(endpoint, taskId);
       return await this.#finish('a2a.client.get', entry, principalKey, { kind: 'task', task }, 0);
     } catch (error) {

@@ -24,6 +24,10 @@ import type { RegistryEntry } from './registry.js';
 import { readSseEvents } from './sse-reader.js';
 import type { ShapeOptions } from './result.js';
 import { CallFailure, failureFromRpcError, transportFailure } from './call-failure.js';
+import { issuedTokensFor } from './auth/cache.js';
+import { OutboundAuthError } from './auth/errors.js';
+import type { EndpointAuth, OutboundAuth } from './auth/provider.js';
+import type { ExchangeSubject } from './auth/token-exchange.js';
 
 // Kept here too: they were first exported from this module.
 export { CallFailure, errorTypeOf, failureFromRpcError, streamFailure } from './call-failure.js';
@@ -58,6 +62,8 @@ export interface RemoteEndpoint {
   shape: ShapeOptions;
   /** The trusted card declares `capabilities.streaming`. */
   streaming: boolean;
+  /** An OAuth entry's token source: its header is added per request, renewed once after a 401. */
+  auth?: EndpointAuth;
 }
 
 /**
@@ -71,7 +77,12 @@ export interface RemoteEndpoint {
  * ```
  * @throws CallFailure with the card trust error's type (`card_pin_mismatch`, `address_blocked`, …)
  */
-export async function resolveEndpoint(entry: RegistryEntry, cards: CardResolver): Promise<RemoteEndpoint> {
+export async function resolveEndpoint(
+  entry: RegistryEntry,
+  cards: CardResolver,
+  auth?: OutboundAuth,
+  subject?: ExchangeSubject,
+): Promise<RemoteEndpoint> {
   let trusted: TrustedCard;
   try {
     trusted = await cards.resolve(entry);
@@ -92,6 +103,16 @@ export async function resolveEndpoint(entry: RegistryEntry, cards: CardResolver)
   // A missing A2A-Version means 0.3 (§3.6.2), so it is sent only for 1.0.
   if (version === '1.0') headers['a2a-version'] = '1.0';
   if (entry.auth !== undefined) headers.authorization = entry.auth.header();
+  let endpointAuth: EndpointAuth | undefined;
+  if (entry.oauth !== undefined) {
+    if (auth === undefined)
+      throw new CallFailure('remote_auth_failed', { detail: 'no token source for an OAuth entry' });
+    try {
+      endpointAuth = auth.forEndpoint(entry, trusted.card, url, subject);
+    } catch (error) {
+      throw authFailure(error);
+    }
+  }
   return {
     entry,
     dialect,
@@ -100,6 +121,7 @@ export async function resolveEndpoint(entry: RegistryEntry, cards: CardResolver)
     headers,
     shape: shapeOptions(entry),
     streaming: trusted.card.capabilities?.streaming === true,
+    ...(endpointAuth !== undefined && { auth: endpointAuth }),
   };
 }
 
@@ -136,11 +158,49 @@ export function withTotalTimeout(endpoint: RemoteEndpoint, ms: number): RemoteEn
  * ```
  */
 export function shapeOptions(entry: RegistryEntry): ShapeOptions {
-  return {
+  const shape: ShapeOptions = {
     agent: entry.name,
     maxReplyChars: entry.maxReplyChars,
     ...(entry.auth !== undefined && { secrets: [entry.auth.valueForRedaction()] }),
   };
+  if (entry.oauth === undefined) return shape;
+  // Read when a result is shaped: the tokens issued by then, including one fetched after this call.
+  return Object.defineProperty(shape, 'secrets', { get: () => issuedTokensFor(entry.name), enumerable: true });
+}
+
+/**
+ * An auth failure (no token could be had) as a call failure, with Airlock's own explanation.
+ *
+ * @example
+ * ```ts
+ * catch (error) { throw authFailure(error); }
+ * ```
+ */
+export function authFailure(error: unknown): unknown {
+  if (error instanceof OutboundAuthError) return new CallFailure(error.errorType, { detail: error.message });
+  return error;
+}
+
+/**
+ * The endpoint's headers for one request: its OAuth token added, when it has one.
+ *
+ * @example
+ * ```ts
+ * const headers = await requestHeaders(endpoint);
+ * ```
+ */
+async function requestHeaders(endpoint: RemoteEndpoint): Promise<Record<string, string>> {
+  if (endpoint.auth === undefined) return endpoint.headers;
+  try {
+    return { ...endpoint.headers, authorization: await endpoint.auth.header() };
+  } catch (error) {
+    throw authFailure(error);
+  }
+}
+
+/** A 401 with a token that can be renewed: drop it, so the one retry gets a new one. */
+function renewAfter401(endpoint: RemoteEndpoint, status: number, attempt: number): boolean {
+  return status === 401 && attempt === 0 && endpoint.auth !== undefined && endpoint.auth.invalidate();
 }
 
 /**
@@ -196,19 +256,24 @@ export class RemoteRpc {
     const id = this.#nextId();
     const { entry } = endpoint;
     let response: GuardedResponse;
-    try {
-      response = await this.#transport.request({
-        method: 'POST',
-        url: endpoint.url,
-        headers: endpoint.headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
-        maxResponseBytes: entry.maxResponseBytes,
-        timeouts: entry.timeouts,
-        privateNetwork: entry.privateNetwork,
-        ...(signal !== undefined && { signal }),
-      });
-    } catch (error) {
-      throw transportFailure(error, 'network_error');
+    // A 401 to an OAuth token renews it and retries exactly once.
+    for (let attempt = 0; ; attempt += 1) {
+      const headers = await requestHeaders(endpoint);
+      try {
+        response = await this.#transport.request({
+          method: 'POST',
+          url: endpoint.url,
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+          maxResponseBytes: entry.maxResponseBytes,
+          timeouts: entry.timeouts,
+          privateNetwork: entry.privateNetwork,
+          ...(signal !== undefined && { signal }),
+        });
+      } catch (error) {
+        throw transportFailure(error, 'network_error');
+      }
+      if (!renewAfter401(endpoint, response.status, attempt)) break;
     }
     checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;
@@ -304,23 +369,29 @@ export class RemoteRpc {
     const id = this.#nextId();
     const totalMs = Math.max(1, options.totalMs);
     let response: GuardedStream;
-    try {
-      response = await this.#transport.stream({
-        method: 'POST',
-        url: endpoint.url,
-        headers: { ...endpoint.headers, accept: 'text/event-stream, application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
-        maxResponseBytes: entry.maxResponseBytes,
-        timeouts: {
-          connectMs: Math.min(entry.timeouts.connectMs, totalMs),
-          readMs: Math.min(entry.timeouts.readMs, totalMs),
-          totalMs,
-        },
-        privateNetwork: entry.privateNetwork,
-        ...(options.signal !== undefined && { signal: options.signal }),
-      });
-    } catch (error) {
-      throw transportFailure(error, 'network_error');
+    for (let attempt = 0; ; attempt += 1) {
+      const headers = await requestHeaders(endpoint);
+      try {
+        response = await this.#transport.stream({
+          method: 'POST',
+          url: endpoint.url,
+          headers: { ...headers, accept: 'text/event-stream, application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: encoded.method, params: encoded.params }),
+          maxResponseBytes: entry.maxResponseBytes,
+          timeouts: {
+            connectMs: Math.min(entry.timeouts.connectMs, totalMs),
+            readMs: Math.min(entry.timeouts.readMs, totalMs),
+            totalMs,
+          },
+          privateNetwork: entry.privateNetwork,
+          ...(options.signal !== undefined && { signal: options.signal }),
+        });
+      } catch (error) {
+        throw transportFailure(error, 'network_error');
+      }
+      if (!renewAfter401(endpoint, response.status, attempt)) break;
+      // The refused answer's body is left unread: drain it so the connection is released.
+      for await (const chunk of response.body) void chunk;
     }
     checkResponseHead(response);
     const ok = response.status >= 200 && response.status < 300;

@@ -38,6 +38,7 @@ import { REGISTRY_NAME_PATTERN, loadRegistryFile, type Registry, type RegistryEn
 import {
   CallFailure,
   RemoteRpc,
+  authFailure,
   resolveEndpoint,
   streamFailure,
   withTotalTimeout,
@@ -47,6 +48,8 @@ import { ERROR_MESSAGES, type CallErrorType } from './result.js';
 import { createOutboundTransport, processInstanceId, withHopHeader } from './outbound-transport.js';
 import { formatHopChain, HOP_HEADER } from '../protocol/headers.js';
 import { cardResolverFrom, type OutboundLog } from './wiring.js';
+import { OutboundAuth } from './auth/provider.js';
+import { issuedTokensFor } from './auth/cache.js';
 
 /** A best-effort cancel must not hold a turn long after it ended. */
 const CANCEL_TIMEOUT_MS = 10_000;
@@ -123,6 +126,8 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
   const cards = cardResolverFrom(new CardTrust({ client: ownHop, pins: new PinStore(pinsPath), log }));
   const rpc = new RemoteRpc(ownHop);
   const relayRpc = new RemoteRpc(transport);
+  // Token requests carry this gateway's own hop chain, as card fetches do.
+  const auth = new OutboundAuth({ transport: ownHop });
 
   const entryOf = (name: string): RegistryEntry => {
     const entry = registry.find(name);
@@ -139,7 +144,7 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
     registry,
     registryPath,
     pinsPath,
-    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, relayRpc, instanceId, log }),
+    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, relayRpc, instanceId, log, auth }),
     assertUpstream(name) {
       entryOf(name);
     },
@@ -160,6 +165,7 @@ interface Shared {
   readonly relayRpc: RemoteRpc;
   readonly instanceId: string;
   readonly log: OutboundLog;
+  readonly auth: OutboundAuth;
 }
 
 /** The endpoint with the hop chain of `request` (the turn's, else this gateway's own id). */
@@ -172,13 +178,18 @@ function upstreamAgent(entry: RegistryEntry, shared: Shared): UpstreamAgent {
   return {
     name: entry.name,
     limits: { maxWaitMs: entry.maxWaitMs, pollIntervalMs: entry.pollIntervalMs, maxReplyChars: entry.maxReplyChars },
-    secrets: entry.auth === undefined ? [] : [entry.auth.valueForRedaction()],
+    // A getter: an OAuth entry's tokens are issued during turns.
+    get secrets() {
+      return entry.auth !== undefined ? [entry.auth.valueForRedaction()] : [...issuedTokensFor(entry.name)];
+    },
     async connect() {
       let endpoint: RemoteEndpoint;
       try {
-        endpoint = await resolveEndpoint(entry, shared.cards);
+        endpoint = await resolveEndpoint(entry, shared.cards, shared.auth);
+        // An OAuth token is had now, so the turn's reply filter knows it (and a failure ends the turn early).
+        await endpoint.auth?.header();
       } catch (error) {
-        throw upstreamError(error, entry, shared.log);
+        throw upstreamError(authFailure(error), entry, shared.log);
       }
       return channelTo(endpoint, shared);
     },

@@ -139,7 +139,7 @@ class TurnRelay {
   readonly #turn: AgentTurn;
   readonly #context: RelayContext;
   readonly #now: () => number;
-  readonly #filter: ReplyFilter;
+  #filter: ReplyFilter;
   readonly #deadline = new AbortController();
   readonly #deadlineAt: number;
   readonly #timer: ReturnType<typeof setTimeout>;
@@ -218,6 +218,9 @@ class TurnRelay {
     }
     try {
       const channel = await untilAborted(this.#context.agent.connect(this.#signal), this.#signal);
+      // An OAuth upstream's token is issued while connecting: scrub replies of it too.
+      const { limits, secrets } = this.#context.agent;
+      this.#filter = new ReplyFilter({ maxReplyChars: limits.maxReplyChars, secrets });
       const steps = channel.streaming ? this.#streamed(channel) : this.#polled(channel);
       for await (const step of steps) {
         for (const event of step.events) {

@@ -8,6 +8,7 @@
  * entry.timeouts.totalMs; // 120000
  * ```
  */
+import { buildOAuth, type OAuthSettings } from '../auth/config.js';
 import { buildCardKeys, type EntryCardKeys } from './card-keys.js';
 import { RegistryError } from './error.js';
 import { checkHosts, checkUrl, type NetworkSettings } from './network.js';
@@ -52,6 +53,8 @@ export interface RegistryEntry {
   readonly skills: readonly string[];
   readonly effect: 'read_only' | 'acting';
   readonly auth?: BearerSecret;
+  /** OAuth 2.0 (`auth.oauth2_client_credentials` or `auth.token_exchange`): tokens from a token endpoint. */
+  readonly oauth?: OAuthSettings;
   readonly privateNetwork: boolean;
   /** Lower-case hex SHA-256 of the card's trust fields, when pinned by the operator. */
   readonly cardSha256?: string;
@@ -120,7 +123,10 @@ export function buildEntry(
       new RegistryError(label, 'require_signed_card', 'needs card_keys: the keys a signature must verify with'),
     );
   }
-  const auth = raw.auth === undefined ? undefined : check(() => resolveSecret(raw.auth!.bearer_env, label, env));
+  const oauth =
+    raw.auth === undefined ? undefined : check(() => buildOAuth(raw.auth!, label, env, network, raw.private_network));
+  const bearerEnv = raw.auth?.bearer_env;
+  const auth = bearerEnv === undefined ? undefined : check(() => resolveSecret(bearerEnv, label, env));
   if (problems.length > 0 || cardUrl === undefined) throw RegistryError.all(problems);
   const entry: RegistryEntry = {
     name: raw.name,
@@ -130,6 +136,7 @@ export function buildEntry(
     skills: Object.freeze([...raw.skills]),
     effect: raw.effect,
     ...(auth !== undefined && { auth }),
+    ...(oauth !== undefined && { oauth }),
     privateNetwork: raw.private_network,
     ...(raw.card_sha256 !== undefined && { cardSha256: raw.card_sha256.toLowerCase() }),
     cardRefreshS: raw.card_refresh_s,

@@ -12,6 +12,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile } from 'typebox/compile';
 import { firstSchemaProblem, pointerSegments, type SchemaProblem } from '../../config/check.js';
+import { AuthSchema } from '../auth/config.js';
 import { REGISTRY_NAME_PATTERN, RegistryError } from './error.js';
 
 const MAX_URL_LENGTH = 2048;
@@ -30,9 +31,8 @@ const EntrySchema = Type.Object(
       default: [],
     }),
     effect: Type.Union([Type.Literal('read_only'), Type.Literal('acting')]),
-    auth: Type.Optional(
-      Type.Object({ bearer_env: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
-    ),
+    /** One kind: `bearer_env`, `oauth2_client_credentials` or `token_exchange` (src/client/auth/config.ts). */
+    auth: Type.Optional(AuthSchema),
     private_network: Type.Boolean({ default: false }),
     card_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
     card_refresh_s: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),

@@ -1,0 +1,356 @@
+/**
+ * The registry's OAuth 2.0 auth kinds: their schema (snake_case, as operators write them) and
+ * the validated, secret-holding form an entry carries (`OAuthSettings`). Secrets (client secret,
+ * client assertion key, configured subject and actor tokens) come from `AIRLOCK_SECRET_*`
+ * variables, are read at load, and sit in private fields: no printed form of an entry shows them.
+ *
+ * @example
+ * ```yaml
+ * auth:
+ *   oauth2_client_credentials:
+ *     token_endpoint: https://idp.example.com/oauth2/token
+ *     client_id: airlock
+ *     client_secret_env: AIRLOCK_SECRET_TRAVEL_CLIENT
+ *     scopes: [a2a.send]
+ *     audience: https://travel.example.com
+ * ```
+ */
+import { inspect } from 'node:util';
+import Type from 'typebox';
+import { MIN_SECRET_LENGTH } from '../../content/redact.js';
+import { RegistryError } from '../registry/error.js';
+import { checkHosts, checkUrl, type NetworkSettings } from '../registry/network.js';
+
+const SECRET_ENV = Type.String({ pattern: '^AIRLOCK_SECRET_[A-Z0-9_]{1,100}$' });
+const SCOPE = Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,128}$' });
+
+const CLIENT_KEYS = {
+  token_endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
+  client_id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' }),
+  /** client_secret_basic. */
+  client_secret_env: Type.Optional(SECRET_ENV),
+  /** private_key_jwt: a private JWK (JSON) in this variable. */
+  client_assertion_key_env: Type.Optional(SECRET_ENV),
+  scopes: Type.Array(SCOPE, { maxItems: 32, default: [] }),
+  audience: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  resource: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+};
+
+/**
+ * The `auth` mapping of a registry entry: one kind, and optionally the card's say.
+ *
+ * @example
+ * ```ts
+ * const EntrySchema = Type.Object({ auth: Type.Optional(AuthSchema) });
+ * ```
+ */
+export const AuthSchema = Type.Object(
+  {
+    bearer_env: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    oauth2_client_credentials: Type.Optional(Type.Object(CLIENT_KEYS, { additionalProperties: false })),
+    token_exchange: Type.Optional(
+      Type.Object(
+        {
+          ...CLIENT_KEYS,
+          /** The subject token when the call has no delegated caller (the CLI, the library). */
+          subject_token_env: Type.Optional(SECRET_ENV),
+          actor_token_env: Type.Optional(SECRET_ENV),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    jwt_bearer: Type.Optional(
+      Type.Object(
+        {
+          ...CLIENT_KEYS,
+          /** RFC 7523 §2.1: the private JWK the authorization grant assertion is signed with. */
+          assertion_key_env: SECRET_ENV,
+          /** The assertion's `sub`: who the token is for. */
+          assertion_subject: Type.String({ minLength: 1, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' }),
+          /** The assertion's `iss`; default the client id. */
+          assertion_issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Read the card's security requirements: send a token only as (and with the scopes) the card asks. */
+    from_card: Type.Boolean({ default: false }),
+    /** The card's name of the scheme the entry supplies (with from_card). */
+    card_scheme: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The validated `auth` mapping as the schema gives it.
+ *
+ * @example
+ * ```ts
+ * const raw: RawAuth = { bearer_env: 'AIRLOCK_SECRET_TRAVEL', from_card: false };
+ * ```
+ */
+export type RawAuth = {
+  bearer_env?: string;
+  oauth2_client_credentials?: RawClient;
+  token_exchange?: RawClient & { subject_token_env?: string; actor_token_env?: string };
+  jwt_bearer?: RawClient & { assertion_key_env: string; assertion_subject: string; assertion_issuer?: string };
+  from_card: boolean;
+  card_scheme?: string;
+};
+
+type RawClient = {
+  token_endpoint: string;
+  client_id: string;
+  client_secret_env?: string;
+  client_assertion_key_env?: string;
+  scopes: string[];
+  audience?: string;
+  resource?: string;
+};
+
+/**
+ * A secret from an `AIRLOCK_SECRET_*` variable: the name is safe to show, the value is not.
+ *
+ * @example
+ * ```ts
+ * String(secret); // '[secret from AIRLOCK_SECRET_TRAVEL_CLIENT]'
+ * ```
+ */
+export class EnvSecret {
+  readonly env: string;
+  readonly #value: string;
+
+  constructor(env: string, value: string) {
+    this.env = env;
+    this.#value = value;
+  }
+
+  /** The value, for the token request or for redaction; never for output. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return `[secret from ${this.env}]`;
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * The OAuth grant kinds an entry may use.
+ *
+ * @example
+ * ```ts
+ * const kind: OAuthKind = 'token_exchange';
+ * ```
+ */
+export type OAuthKind = 'oauth2_client_credentials' | 'token_exchange' | 'jwt_bearer';
+
+/**
+ * An entry's OAuth settings, validated; secrets held as {@link EnvSecret}.
+ *
+ * @example
+ * ```ts
+ * entry.oauth?.tokenEndpoint; // 'https://idp.example.com/oauth2/token'
+ * ```
+ */
+export interface OAuthSettings {
+  readonly kind: OAuthKind;
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  readonly clientSecret?: EnvSecret;
+  /** A private JWK for private_key_jwt client authentication. */
+  readonly assertionKey?: EnvSecret;
+  readonly scopes: readonly string[];
+  readonly audience?: string;
+  readonly resource?: string;
+  readonly subjectToken?: EnvSecret;
+  readonly actorToken?: EnvSecret;
+  /** `jwt_bearer`: the grant assertion's signing key (a private JWK), subject and issuer. */
+  readonly assertion?: { readonly key: EnvSecret; readonly subject: string; readonly issuer: string };
+  /** Read the card's requirements (`from_card`), for the scheme named `cardScheme`. */
+  readonly fromCard: boolean;
+  readonly cardScheme?: string;
+}
+
+/**
+ * The OAuth settings of an entry's `auth`, or undefined for `bearer_env` (or none). Checks: one
+ * kind only, exactly one client authentication, the token endpoint's URL and literal address
+ * with the registry's own rules, the secrets present and usable, `card_scheme` with
+ * `from_card`. Every problem is reported at once.
+ *
+ * @example
+ * ```ts
+ * const oauth = buildOAuth(raw.auth, 'agents[0] "travel"', env, network, raw.private_network);
+ * ```
+ * @throws RegistryError naming the entry and key of each problem
+ */
+export function buildOAuth(
+  raw: RawAuth,
+  label: string,
+  env: NodeJS.ProcessEnv,
+  network: NetworkSettings | undefined,
+  privateNetwork: boolean,
+): OAuthSettings | undefined {
+  const kinds = (['bearer_env', 'oauth2_client_credentials', 'token_exchange', 'jwt_bearer'] as const).filter(
+    (key) => raw[key] !== undefined,
+  );
+  const problems: RegistryError[] = [];
+  if (kinds.length !== 1) {
+    problems.push(
+      new RegistryError(
+        label,
+        'auth',
+        'must name exactly one of bearer_env, oauth2_client_credentials, token_exchange, jwt_bearer',
+      ),
+    );
+  }
+  if (raw.from_card && raw.card_scheme === undefined) {
+    problems.push(
+      new RegistryError(
+        label,
+        'auth.card_scheme',
+        "is required with from_card: the card's name of the scheme this entry supplies",
+      ),
+    );
+  }
+  if (raw.card_scheme !== undefined && !raw.from_card) {
+    problems.push(new RegistryError(label, 'auth.card_scheme', 'needs from_card: true'));
+  }
+  const kind = kinds[0];
+  if (kind === undefined || kind === 'bearer_env') {
+    if (kind === 'bearer_env' && raw.from_card) {
+      problems.push(
+        new RegistryError(
+          label,
+          'auth.from_card',
+          'needs an OAuth kind (oauth2_client_credentials, token_exchange or jwt_bearer)',
+        ),
+      );
+    }
+    if (problems.length > 0) throw RegistryError.all(problems);
+    return undefined;
+  }
+  const client = raw[kind]!;
+  const at = (key: string) => `auth.${kind}.${key}`;
+  const check = <T>(run: () => T): T | undefined => {
+    try {
+      return run();
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems.push(error);
+      return undefined;
+    }
+  };
+  const tokenUrl = check(() => checkUrl(client.token_endpoint, label, at('token_endpoint')));
+  if (tokenUrl !== undefined && network !== undefined) {
+    check(() => {
+      try {
+        checkHosts([tokenUrl], privateNetwork, label, network);
+      } catch (error) {
+        if (!(error instanceof RegistryError)) throw error;
+        // checkHosts names card_url; this is the token endpoint.
+        throw RegistryError.all(
+          error.problems.map(
+            (p) => new RegistryError(label, p.key === 'card_url' ? at('token_endpoint') : p.key, p.problem),
+          ),
+        );
+      }
+    });
+  }
+  if (client.resource !== undefined) check(() => checkUrl(client.resource!, label, at('resource')));
+  const secretCount =
+    Number(client.client_secret_env !== undefined) + Number(client.client_assertion_key_env !== undefined);
+  if (secretCount !== 1) {
+    problems.push(
+      new RegistryError(
+        label,
+        at('client_secret_env'),
+        'name exactly one of client_secret_env, client_assertion_key_env',
+      ),
+    );
+  }
+  const read = (name: string | undefined, key: string) =>
+    name === undefined ? undefined : check(() => readSecret(name, label, at(key), env));
+  const clientSecret = read(client.client_secret_env, 'client_secret_env');
+  const assertionKey = read(client.client_assertion_key_env, 'client_assertion_key_env');
+  if (assertionKey !== undefined) check(() => checkPrivateJwk(assertionKey, label, at('client_assertion_key_env')));
+  const exchange = kind === 'token_exchange' ? raw.token_exchange! : undefined;
+  const subjectToken = read(exchange?.subject_token_env, 'subject_token_env');
+  const actorToken = read(exchange?.actor_token_env, 'actor_token_env');
+  const bearer = kind === 'jwt_bearer' ? raw.jwt_bearer! : undefined;
+  const grantKey = read(bearer?.assertion_key_env, 'assertion_key_env');
+  if (grantKey !== undefined) check(() => checkPrivateJwk(grantKey, label, at('assertion_key_env')));
+  if (problems.length > 0 || tokenUrl === undefined) throw RegistryError.all(problems);
+  return Object.freeze({
+    kind,
+    tokenEndpoint: tokenUrl.href,
+    clientId: client.client_id,
+    ...(clientSecret !== undefined && { clientSecret }),
+    ...(assertionKey !== undefined && { assertionKey }),
+    scopes: Object.freeze([...client.scopes]),
+    ...(client.audience !== undefined && { audience: client.audience }),
+    ...(client.resource !== undefined && { resource: client.resource }),
+    ...(subjectToken !== undefined && { subjectToken }),
+    ...(actorToken !== undefined && { actorToken }),
+    ...(bearer !== undefined &&
+      grantKey !== undefined && {
+        assertion: Object.freeze({
+          key: grantKey,
+          subject: bearer.assertion_subject,
+          issuer: bearer.assertion_issuer ?? client.client_id,
+        }),
+      }),
+    fromCard: raw.from_card,
+    ...(raw.card_scheme !== undefined && { cardScheme: raw.card_scheme }),
+  });
+}
+
+const VALUE_PATTERN = /^[\x21-\x7e]{1,16384}$/;
+
+function readSecret(name: string, label: string, key: string, env: NodeJS.ProcessEnv): EnvSecret {
+  const value = env[name];
+  if (value === undefined || value.length === 0) {
+    throw new RegistryError(label, key, `environment variable ${name} is not set`);
+  }
+  // The value is never echoed: only what is wrong with it.
+  if (!VALUE_PATTERN.test(value)) {
+    throw new RegistryError(
+      label,
+      key,
+      `environment variable ${name} must hold printable ASCII without spaces or line breaks`,
+    );
+  }
+  if (value.length < MIN_SECRET_LENGTH) {
+    throw new RegistryError(
+      label,
+      key,
+      `environment variable ${name} must hold at least ${MIN_SECRET_LENGTH} characters, so that an echo of it can be redacted`,
+    );
+  }
+  return new EnvSecret(name, value);
+}
+
+function checkPrivateJwk(secret: EnvSecret, label: string, key: string): void {
+  let jwk: unknown;
+  try {
+    jwk = JSON.parse(secret.reveal());
+  } catch {
+    throw new RegistryError(label, key, `environment variable ${secret.env} must hold a private JWK as JSON`);
+  }
+  const record = jwk !== null && typeof jwk === 'object' ? (jwk as Record<string, unknown>) : {};
+  if (typeof record.d !== 'string' || !['EC', 'OKP', 'RSA'].includes(String(record.kty))) {
+    throw new RegistryError(
+      label,
+      key,
+      `environment variable ${secret.env} must hold a private EC, OKP or RSA JWK (with "d")`,
+    );
+  }
+}
