@@ -100,7 +100,10 @@ describe('network gate', () => {
         await closed.close();
       }
       const open = await startGateway(
-        withServer(DEFAULT_YAML, `{ host: '${address}', port: 0, defaultAgent: echo, allowNonLoopback: true }`),
+        withServer(
+          DEFAULT_YAML,
+          `{ host: '${address}', port: 0, defaultAgent: echo, allowNonLoopback: true, allowInsecureNetwork: true }`,
+        ),
       );
       try {
         const call = await rpc(`${open.url}/a2a/echo`, 'message/send', { message: v03Message('hi') });

@@ -51,3 +51,31 @@ export function checkBind(server: { host: string; allowNonLoopback: boolean }, h
       'refuse every caller that could reach it: bind 127.0.0.1 (the default), or set server.allowNonLoopback: true',
   );
 }
+
+/**
+ * Refuses `allowNonLoopback` over plain HTTP on a non-loopback bind: callers on the network would
+ * send their tokens in the clear. Allowed with `server.tls`, or with `server.allowInsecureNetwork`
+ * when a TLS-terminating proxy forwards to Airlock over a network hop the operator trusts. A
+ * loopback bind behind a proxy on the same machine needs neither (nothing leaves the machine).
+ *
+ * @example
+ * ```ts
+ * checkInsecureNetwork({ host: '0.0.0.0', allowNonLoopback: true, allowInsecureNetwork: false });
+ * // throws ConfigError: config: server.allowNonLoopback: true on "0.0.0.0" without server.tls …
+ * ```
+ * @throws ConfigError keyed `server.allowNonLoopback`, naming `server.tls` and `server.allowInsecureNetwork`
+ */
+export function checkInsecureNetwork(server: {
+  host: string;
+  allowNonLoopback: boolean;
+  allowInsecureNetwork?: boolean | undefined;
+  tls?: unknown;
+}): void {
+  if (!server.allowNonLoopback || server.tls !== undefined || server.allowInsecureNetwork === true) return;
+  if (isLoopbackBind(server.host)) return;
+  throw new ConfigError(
+    'server.allowNonLoopback',
+    `true on "${server.host}" without server.tls would serve plain HTTP on the network: set server.tls (cert, key), ` +
+      'or server.allowInsecureNetwork: true when a TLS-terminating proxy forwards over a trusted network',
+  );
+}

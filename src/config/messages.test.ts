@@ -80,7 +80,10 @@ describe('non-loopback bind', () => {
       const refused = message(`${ECHO}server: { host: '${host}' }`);
       assert.match(refused, /^config: server\.host: .* is not loopback, .*server\.allowNonLoopback: true$/);
       assert.ok(!refused.includes('\n'));
-      const allowed = parseConfig(`${ECHO}server: { host: '${host}', allowNonLoopback: true }`, {});
+      const allowed = parseConfig(
+        `${ECHO}server: { host: '${host}', allowNonLoopback: true, allowInsecureNetwork: true }`,
+        {},
+      );
       assert.equal(allowed.server.host, host);
     }
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) {

@@ -46,23 +46,30 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::(\d{1,5}))?$/
 /**
  * The base URL for cards: the configured public URL, else the request's Host when it is a
  * loopback name, else the address we listen on. A non-loopback Host never reaches a card.
+ * `scheme` is the listener's: `https` with `server.tls`.
  *
  * @example
  * ```ts
- * cardBaseUrl(undefined, 'localhost:8080', 41241);   // 'http://localhost:8080'
- * cardBaseUrl(undefined, 'evil.example', 41241);     // 'http://127.0.0.1:41241'
+ * cardBaseUrl(undefined, 'localhost:8080', 41241);          // 'http://localhost:8080'
+ * cardBaseUrl(undefined, 'evil.example', 41241);            // 'http://127.0.0.1:41241'
+ * cardBaseUrl(undefined, 'localhost:8443', 8443, 'https');  // 'https://localhost:8443'
  * ```
  */
-export function cardBaseUrl(publicUrl: string | undefined, host: string | undefined, port: number): string {
+export function cardBaseUrl(
+  publicUrl: string | undefined,
+  host: string | undefined,
+  port: number,
+  scheme: 'http' | 'https' = 'http',
+): string {
   if (publicUrl !== undefined) return publicUrl;
   if (host !== undefined) {
     const match = LOOPBACK_HOST.exec(host);
     if (match !== null) {
       const hostPort = match[2] === undefined ? undefined : Number(match[2]);
-      if (hostPort === undefined || (hostPort > 0 && hostPort <= 65535)) return `http://${host.toLowerCase()}`;
+      if (hostPort === undefined || (hostPort > 0 && hostPort <= 65535)) return `${scheme}://${host.toLowerCase()}`;
     }
   }
-  return `http://127.0.0.1:${port}`;
+  return `${scheme}://127.0.0.1:${port}`;
 }
 
 /**

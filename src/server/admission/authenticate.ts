@@ -32,6 +32,7 @@ import { andThen, REFUSED, type Outcome, type Refused, type Step } from './compo
 import type { AdmittedInbound, AgentInbound } from './inbound.js';
 import { countFailure } from './lockout.js';
 import { isLoopbackHost } from './loopback-host.js';
+import type { CertificateIdentities } from '../tls/identity.js';
 
 /**
  * What authentication needs.
@@ -48,6 +49,8 @@ export interface ClientAuthenticationOptions {
   logger: Logger;
   /** X-API-Key is read as a credential too (and the 401 says so). */
   apiKeyHeader: boolean;
+  /** Client certificates that name clients (mTLS, tls/identity.ts); absent: certificates are no identity. */
+  certificates?: Pick<CertificateIdentities, 'active' | 'clientOf' | 'combine'>;
 }
 
 /**
@@ -60,7 +63,7 @@ export interface ClientAuthenticationOptions {
  * ```
  */
 export function createClientAuthentication(options: ClientAuthenticationOptions): Step<AgentInbound, AdmittedInbound> {
-  const { auth, audit, authFailures, logger, apiKeyHeader } = options;
+  const { auth, audit, authFailures, logger, apiKeyHeader, certificates } = options;
   const unauthenticatedMessage = apiKeyHeader
     ? 'Authentication required: send Authorization: Bearer <token> or X-API-Key: <token>'
     : 'Authentication required: send Authorization: Bearer <token>';
@@ -118,11 +121,19 @@ export function createClientAuthentication(options: ClientAuthenticationOptions)
       inbound.fromLoopback,
       agent.config.anonymousLoopback,
     );
+    const presented =
+      (credentials.authorization !== undefined && credentials.authorization.length > 0) ||
+      (credentials.apiKey !== undefined && credentials.apiKey.length > 0);
     // Admitted without credentials exactly when none was sent (ClientAuthenticator's rule).
-    const anonymous =
-      agent.config.anonymousLoopback &&
-      (credentials.authorization === undefined || credentials.authorization.length === 0) &&
-      (credentials.apiKey === undefined || credentials.apiKey.length === 0);
-    return andThen(outcome, (settled) => judge(inbound, settled, anonymous));
+    const anonymous = agent.config.anonymousLoopback && !presented;
+    if (certificates === undefined || !certificates.active) {
+      return andThen(outcome, (settled) => judge(inbound, settled, anonymous));
+    }
+    // mTLS: a verified certificate that names a client is weighed with the credential.
+    const named = certificates.clientOf(req.socket);
+    const byCertificate = anonymous && named?.certificate?.alone === true;
+    return andThen(outcome, (settled) =>
+      judge(inbound, certificates.combine(settled, named, presented, agent.config.slug), anonymous && !byCertificate),
+    );
   };
 }

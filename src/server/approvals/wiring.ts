@@ -80,7 +80,9 @@ export function openApprovals(options: {
     ...(config.jwt !== undefined && { jwtIssuer: config.jwt.issuer }),
     secrets: config.scrubSecrets,
     audit: (event, required) => audit.record(event, required),
-    baseUrl: () => config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${options.port()}`,
+    baseUrl: () =>
+      config.server.publicUrl ??
+      `${config.server.tls !== undefined ? 'https' : 'http'}://${hostForUrl(config.server.host)}:${options.port()}`,
     ...(options.onDecided !== undefined && { onDecided: options.onDecided }),
     ...(options.records !== undefined && { records: options.records }),
   });

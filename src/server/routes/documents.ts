@@ -85,7 +85,12 @@ export function createDocumentRoutes(options: {
       res.end(JSON.stringify(jsonRpcError(null, fallbackDialect(undefined).encodeError(a2aError))));
       return;
     }
-    const baseUrl = cardBaseUrl(config.server.publicUrl, req.headers.host, port());
+    const baseUrl = cardBaseUrl(
+      config.server.publicUrl,
+      req.headers.host,
+      port(),
+      config.server.tls !== undefined ? 'https' : 'http',
+    );
     const card = cards.render(agent.config, version, baseUrl, false);
     const headers = {
       ...JSON_HEADERS,
@@ -125,7 +130,12 @@ export function createDocumentRoutes(options: {
 
   function serveOpenApi(inbound: AgentInbound): void {
     const { req, res, agent } = inbound;
-    const baseUrl = cardBaseUrl(config.server.publicUrl, req.headers.host, port());
+    const baseUrl = cardBaseUrl(
+      config.server.publicUrl,
+      req.headers.host,
+      port(),
+      config.server.tls !== undefined ? 'https' : 'http',
+    );
     const key = `${agent.config.slug}\n${baseUrl}`;
     let body = openApiDocuments.get(key);
     if (body === undefined) {
