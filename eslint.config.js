@@ -9,14 +9,16 @@ import tseslint from 'typescript-eslint';
 /**
  * What each folder of src/ may import besides itself (type-only imports count too). Read it
  * top-down: `cli → server | mcp → client → config → approvals | push → tasks | tools → agents | trust | audit →
- * net | state | identity → protocol | content → errors`. `src/index.ts` (the public API) may
+ * net | state | identity | telemetry → protocol | content → errors`. `src/index.ts` (the public API) may
  * import anything.
  */
 const BASE = ['errors'];
-const LEAVES = [...BASE, 'protocol', 'content', 'identity', 'state', 'net'];
+// telemetry: the OpenTelemetry API helpers every layer may start spans with (no SDK import).
+const LEAVES = [...BASE, 'protocol', 'content', 'identity', 'state', 'net', 'telemetry'];
 const SERVICES = [...LEAVES, 'agents', 'trust', 'audit'];
 const LAYERS = {
   errors: [],
+  telemetry: BASE,
   protocol: BASE,
   content: BASE,
   net: BASE,

@@ -25,6 +25,10 @@ import type { GuardedClientSettings } from '../net/settings.js';
 import { randomBytes } from 'node:crypto';
 import { HOP_HEADER } from '../protocol/headers.js';
 import type { GuardedClient } from './contracts.js';
+import { SpanKind, type Span } from '@opentelemetry/api';
+import { errorCode } from '../errors/index.js';
+import type { GuardedRequestOptions } from '../net/index.js';
+import { failSpan, SPAN, startChildSpan, traceparentOf } from '../telemetry/tracer.js';
 
 /** This process's instance id, made on first use (`airlock-` + 12 random base64url characters). */
 let ownInstanceId: string | undefined;
@@ -75,10 +79,12 @@ export function createOutboundTransport(
   settings: GuardedClientSettings = {},
   instanceId: string | null = processInstanceId(),
 ): NetClient {
-  const transport = createGuardedClient({
-    ...settings,
-    defaultHeaders: { ...settings.defaultHeaders, ...(instanceId !== null && outboundHeaders(instanceId)) },
-  });
+  const transport = traced(
+    createGuardedClient({
+      ...settings,
+      defaultHeaders: { ...settings.defaultHeaders, ...(instanceId !== null && outboundHeaders(instanceId)) },
+    }),
+  );
   if (instanceId === null) return transport;
   CARRIES_OUTBOUND_HEADERS.add(transport);
   return transport;
@@ -105,4 +111,80 @@ export function withHopHeader(transport: GuardedClient, instanceId: string = pro
   };
   CARRIES_OUTBOUND_HEADERS.add(wrapped);
   return wrapped;
+}
+
+/**
+ * The transport with a CLIENT span (`airlock.outbound`) per request and stream when a tracer
+ * is registered: a child of the active span (an `a2a` backend's turn), and the request carries
+ * a `traceparent` naming this span, never the inbound caller's (nor its tracestate or baggage,
+ * which nothing forwards). Without a tracer, each call goes straight through.
+ */
+function traced(transport: NetClient): NetClient {
+  return {
+    request: (options) => {
+      const span = startChildSpan(SPAN.outbound, SpanKind.CLIENT);
+      if (span === undefined) return transport.request(options);
+      return transport.request(withSpan(options, span)).then(
+        (response) => ended(span, response.status, response),
+        (error: unknown) => failed(span, error),
+      );
+    },
+    stream: (options) => {
+      const span = startChildSpan(SPAN.outbound, SpanKind.CLIENT);
+      if (span === undefined) return transport.stream(options);
+      return transport.stream(withSpan(options, span)).then(
+        (response) => ({ ...response, body: endAfter(response.body, span, response.status) }),
+        (error: unknown) => failed(span, error),
+      );
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** The request with the span's traceparent; the span notes the method and the server (host, port). */
+function withSpan(options: GuardedRequestOptions, span: Span): GuardedRequestOptions {
+  if (span.isRecording()) {
+    // The origin only: a path or query may carry a credential.
+    const url = URL.canParse(options.url) ? new URL(options.url) : undefined;
+    span.setAttributes({
+      'http.request.method': options.method,
+      ...(url !== undefined && {
+        'url.scheme': url.protocol.slice(0, -1),
+        'server.address': url.hostname,
+        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      }),
+    });
+  }
+  const traceparent = traceparentOf(span);
+  return traceparent === undefined ? options : { ...options, headers: { ...options.headers, traceparent } };
+}
+
+function ended<T>(span: Span, status: number, value: T): T {
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 400) failSpan(span, status);
+  span.end();
+  return value;
+}
+
+function failed(span: Span, error: unknown): never {
+  failSpan(span, errorCode(error) ?? 'network_error');
+  span.end();
+  throw error;
+}
+
+/** A streamed body whose span ends with it (read to the end, failed, or left early). */
+async function* endAfter(body: AsyncIterable<Buffer>, span: Span, status: number): AsyncIterable<Buffer> {
+  let failure: unknown;
+  try {
+    yield* body;
+  } catch (error) {
+    failure = error;
+    throw error;
+  } finally {
+    if (failure === undefined) ended(span, status, undefined);
+    else {
+      failSpan(span, errorCode(failure) ?? 'network_error');
+      span.end();
+    }
+  }
 }

@@ -18,6 +18,7 @@
  * ```
  */
 import {
+  context,
   INVALID_SPAN_CONTEXT,
   ROOT_CONTEXT,
   SpanKind,
@@ -26,12 +27,13 @@ import {
   type Span,
   type SpanContext,
   type SpanOptions,
-  type Tracer,
-  type TracerProvider,
 } from '@opentelemetry/api';
+import { activeTracer, ATTR, failSpan } from '../telemetry/tracer.js';
+import { REFUSED, type Outcome, type Refused } from './admission/compose.js';
+import { A2AError } from '../protocol/errors.js';
+import type { A2ARequest } from '../protocol/model.js';
 
-/** The instrumentation scope of every Airlock span. */
-export const TRACER_NAME = 'airlock';
+export { TRACER_NAME, tracingActive } from '../telemetry/tracer.js';
 
 /** `00-` + 32 + `-` + 16 + `-` + 2: the whole version-00 header, and the prefix of any later one. */
 const TRACEPARENT_LENGTH = 55;
@@ -73,19 +75,6 @@ export function parseTraceparent(header: string | undefined): SpanContext | unde
 }
 
 /**
- * True when spans would be recorded: an OpenTelemetry SDK (or any tracer provider) has been
- * registered. Callers can skip building span attributes when it is false.
- *
- * @example
- * ```ts
- * const attributes = tracingActive() ? { 'a2a.agent': slug, 'a2a.method': method } : undefined;
- * ```
- */
-export function tracingActive(): boolean {
-  return activeTracer() !== undefined;
-}
-
-/**
  * Starts the span of an inbound request: a SERVER span that is always the root of a new trace.
  * A valid `traceparent` is attached as a link (the caller's trace stays findable from ours);
  * an invalid one is dropped without a word. The span is not made active, and the caller ends
@@ -117,54 +106,6 @@ const SAMPLED = 0x01;
 /** Shared: a non-recording span with the invalid context ignores every call made on it. */
 const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
-/** What the API's global proxy provider offers beyond the TracerProvider interface. */
-interface ProxyProvider extends TracerProvider {
-  getDelegate(): TracerProvider;
-  getDelegateTracer(name: string): Tracer | undefined;
-}
-
-/** The provider a proxy reports while nothing is registered (the API's no-op provider), once seen. */
-let noopDelegate: TracerProvider | undefined;
-/** The provider `cachedTracer` came from: a proxy's delegate, or a global that is no proxy. */
-let cachedSource: TracerProvider | undefined;
-let cachedTracer: Tracer | undefined;
-
-/**
- * The Airlock tracer, or undefined while no provider is registered. The API's global is a
- * proxy whose delegate is a no-op provider until an SDK registers; the proxy answers
- * `getDelegateTracer` with undefined then, which is how that no-op provider is recognised the
- * first time. After that, the common case (no SDK) is two calls and one comparison, with
- * nothing allocated. The tracer is the delegate's own (no proxy in between), fetched again
- * when the delegate changes (`trace.disable()` and a new registration). The proxy is
- * duck-typed, not `instanceof`: another copy of the API may own the global.
- */
-function activeTracer(): Tracer | undefined {
-  const provider = trace.getTracerProvider();
-  if (!isProxy(provider)) {
-    if (provider !== cachedSource || cachedTracer === undefined) {
-      cachedSource = provider;
-      cachedTracer = provider.getTracer(TRACER_NAME);
-    }
-    return cachedTracer;
-  }
-  const delegate = provider.getDelegate();
-  if (delegate === noopDelegate) return undefined;
-  if (delegate === cachedSource && cachedTracer !== undefined) return cachedTracer;
-  const tracer = provider.getDelegateTracer(TRACER_NAME);
-  if (tracer === undefined) {
-    noopDelegate = delegate;
-    return undefined;
-  }
-  cachedSource = delegate;
-  cachedTracer = tracer;
-  return tracer;
-}
-
-function isProxy(provider: TracerProvider): provider is ProxyProvider {
-  const candidate = provider as Partial<ProxyProvider>;
-  return typeof candidate.getDelegate === 'function' && typeof candidate.getDelegateTracer === 'function';
-}
-
 /** The byte written as two lowercase hex digits at `at`, or -1. */
 function hexByte(text: string, at: number): number {
   const high = hexDigit(text.charCodeAt(at));
@@ -182,4 +123,111 @@ function hexDigit(code: number): number {
   if (code >= 0x30 && code <= 0x39) return code - 0x30;
   if (code >= 0x61 && code <= 0x66) return code - 0x57;
   return -1;
+}
+
+/**
+ * Serves a request under its server span: when the span records, `serve` runs with it active
+ * (admission, the turn, store writes and outbound calls become its children) and the span ends
+ * when `serve` settles. Without a span, `serve` is simply called.
+ *
+ * @example
+ * ```ts
+ * const span = tracingActive() ? startInboundSpan('a2a.jsonrpc', traceparent, attributes) : undefined;
+ * return serveInSpan(span, () => handle(inbound, span));
+ * ```
+ */
+export function serveInSpan(span: Span | undefined, serve: () => Promise<void>): Promise<void> {
+  if (span === undefined) return serve();
+  // A sampled-out span is made active too: its children then follow its decision.
+  return context.with(trace.setSpan(ROOT_CONTEXT, span), serve).finally(() => span.end());
+}
+
+/**
+ * Runs one admission step (or a composition of steps) under a child span of `parent` (the
+ * server span, named explicitly: no context manager needed), marked `airlock.admission.refused`
+ * when the step refused. Without a tracer this is the step call itself: no span, no allocation.
+ *
+ * @example
+ * ```ts
+ * const admitted = await tracedStep(SPAN.admission, admitRequest, inbound, serverSpan);
+ * ```
+ */
+export function tracedStep<I, O>(name: string, step: (input: I) => Outcome<O>, input: I, parent: Span): Outcome<O> {
+  const tracer = activeTracer();
+  if (tracer === undefined) return step(input);
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, trace.setSpan(ROOT_CONTEXT, parent));
+  let outcome: Outcome<O>;
+  try {
+    outcome = step(input);
+  } catch (error) {
+    failSpan(span, 'INTERNAL');
+    span.end();
+    throw error;
+  }
+  if (!(outcome instanceof Promise)) return endStep(span, outcome);
+  return outcome.then(
+    (settled) => endStep(span, settled),
+    (error: unknown) => {
+      failSpan(span, 'INTERNAL');
+      span.end();
+      throw error;
+    },
+  );
+}
+
+function endStep<O>(span: Span, outcome: O | Refused): O | Refused {
+  if (outcome === REFUSED) span.setAttribute(ATTR.refused, true);
+  span.end();
+  return outcome;
+}
+
+/**
+ * Notes the decoded request on the server span: the canonical method, and the task id a task
+ * method names. Nothing else of the request (never its message).
+ *
+ * @example
+ * ```ts
+ * if (span !== undefined) noteRequest(span, request);
+ * ```
+ */
+export function noteRequest(span: Span, request: A2ARequest): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(ATTR.method, request.method);
+  if (request.method === 'get' || request.method === 'cancel' || request.method === 'subscribe') {
+    span.setAttribute(ATTR.taskId, request.params.id);
+  }
+}
+
+/**
+ * Notes a JSON-RPC answer's error code on the span, read from the body the codecs wrote
+ * (`{"jsonrpc":"2.0","id":…,"error":{"code":N,…`). The first structural `"result":` or
+ * `"error":` key of such a body is the answer's own: inside strings every quote is escaped.
+ *
+ * @example
+ * ```ts
+ * noteRpcAnswer(span, '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}');
+ * // a2a.response.error_code = -32001
+ * ```
+ */
+export function noteRpcAnswer(span: Span, body: string): void {
+  if (!span.isRecording()) return;
+  const error = body.indexOf('"error":{"code":');
+  if (error < 0) return;
+  const result = body.indexOf('"result":');
+  if (result >= 0 && result < error) return;
+  const code = /^-?\d+/.exec(body.slice(error + 16, error + 32));
+  if (code !== null) failSpan(span, Number(code[0]));
+}
+
+/**
+ * Notes an error answer on the span: the A2A error's JSON-RPC code, else `INTERNAL`.
+ *
+ * @example
+ * ```ts
+ * noteError(span, new A2AError('TASK_NOT_FOUND')); // a2a.response.error_code = -32001
+ * ```
+ */
+export function noteError(span: Span, error: unknown): void {
+  if (!span.isRecording()) return;
+  failSpan(span, error instanceof A2AError ? error.rpcCode : 'INTERNAL');
 }

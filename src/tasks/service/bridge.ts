@@ -13,6 +13,7 @@
  * bridge.drive(live, first);
  * ```
  */
+import { trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { AgentEvent } from '../../agents/backend.js';
 import type { Artifact, Message, Task, TaskState } from '../../protocol/model.js';
 import { newId } from '../ids.js';
@@ -24,6 +25,8 @@ import type { ServiceParts } from './parts.js';
 import { appendReplyText, flushHeldText, scrubArtifact, scrubParts, scrubText } from './reply.js';
 import { artifactBytes, outputCapMessage, partsBytes, withCappedHistory } from './caps.js';
 import { closeSource, openSource } from './turn.js';
+import { endHeldSpan, holdSpan, iteratorInSpan } from '../../telemetry/held.js';
+import { ATTR, SPAN } from '../../telemetry/tracer.js';
 
 /** Actions one turn may take without asking (L1, L2) before it is stopped: no endless loop. */
 const MAX_ALLOWED_ACTIONS = 8;
@@ -35,6 +38,9 @@ const BACKEND_FAILED: IteratorResult<AgentEvent> = Object.freeze({
   done: false,
   value: Object.freeze({ type: 'failed', reason: BACKEND_FAILURE }),
 });
+
+/** A direct reply's turn span: the reply is the outcome, as completed. */
+const DIRECT_REPLY = (): Attributes => ({ [ATTR.state]: 'completed' });
 
 /**
  * A first event that is a direct Message reply (no task).
@@ -80,6 +86,8 @@ export class TurnBridge {
       if (releaseOnThrow) this.#parts.live.release(live);
       throw error;
     }
+    const span = holdSpan(live, SPAN.turn);
+    if (span !== undefined) source = tracedTurn(live, source, span);
     live.source = source;
     return source;
   }
@@ -103,6 +111,7 @@ export class TurnBridge {
     this.#parts.live.release(live);
     live.source = undefined;
     closeSource(source);
+    endHeldSpan(live, DIRECT_REPLY);
     if (live.observed) {
       live.observed = false;
       this.#parts.observe?.({
@@ -133,6 +142,7 @@ export class TurnBridge {
     const source = live.source;
     live.source = undefined;
     if (source !== undefined) closeSource(source);
+    endHeldSpan(live, turnEnd);
     throw storeRefusal(error);
   }
 
@@ -276,6 +286,7 @@ export class TurnBridge {
     // #sendReady makes its own write and reports it: settle has nothing to watch then.
     this.#parts.writes.settle(live);
     if (source !== undefined) closeSource(source);
+    endHeldSpan(live, turnEnd);
   }
 
   /**
@@ -470,4 +481,24 @@ export class TurnBridge {
       error: describe(error),
     });
   }
+}
+
+/** The turn span's attributes at its end: the state the turn left the task in. */
+function turnEnd(live: LiveTask): Attributes {
+  return { [ATTR.state]: live.task.status.state };
+}
+
+/**
+ * The turn's span notes its ids, agent and backend (the ids on the request's server span too),
+ * and the backend is pulled with it active: its outbound calls become the turn's children.
+ */
+function tracedTurn(live: LiveTask, source: TurnSource, span: Span): TurnSource {
+  if (span.isRecording()) {
+    const ids = { [ATTR.taskId]: live.task.id, [ATTR.contextId]: live.task.contextId };
+    span.setAttributes({ ...ids, [ATTR.agent]: live.ctx.agentSlug, [ATTR.backend]: live.ctx.backend.kind });
+    trace.getActiveSpan()?.setAttributes(ids);
+  }
+  return source.sync
+    ? { sync: true, iterator: iteratorInSpan(source.iterator, span) }
+    : { sync: false, iterator: iteratorInSpan(source.iterator, span) };
 }

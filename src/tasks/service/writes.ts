@@ -14,6 +14,13 @@ import type { Task } from '../../protocol/model.js';
 import { CREATED, type TaskStore } from '../store.js';
 import { NO_WRITES, type LiveTasks, type QueuedWrites } from './live.js';
 import { describe, type ServiceLogger } from './log.js';
+import type { Span } from '@opentelemetry/api';
+import { errorCode } from '../../errors/index.js';
+import { startHeldChild } from '../../telemetry/held.js';
+import { ATTR, failSpan, SPAN } from '../../telemetry/tracer.js';
+
+/** The span of a task write: a child of the turn's span (telemetry/held.ts). */
+const STORE_PUT = SPAN.store('put');
 
 /** Rewrites of a refused final state: 250 ms, doubling to 5 s, about 5 minutes in all. */
 const WRITE_RETRY_FIRST_MS = 250;
@@ -55,6 +62,8 @@ export class TaskWrites {
     const store = this.#store;
     live.writes = live.writes.then(async () => {
       live.writeQueued = false;
+      const span = startHeldChild(live, STORE_PUT);
+      if (span !== undefined) noteWrite(span, live);
       try {
         // Until a put succeeds, every put is the first: a refused new task stays refused.
         await store.put(live.owner, live.task, live.stored ? undefined : CREATED);
@@ -64,6 +73,9 @@ export class TaskWrites {
       } catch (error) {
         live.writeFailed = true;
         live.writeError = error;
+        if (span !== undefined) failSpan(span, errorCode(error) ?? 'store_write_failed');
+      } finally {
+        span?.end();
       }
     });
   }
@@ -75,7 +87,17 @@ export class TaskWrites {
    */
   putNewest(live: QueuedWrites): Promise<void> {
     // The turn's only write: nothing writes the task after it, so `stored` need not follow.
-    return this.#store.put(live.owner, live.task, live.stored ? undefined : CREATED);
+    const span = startHeldChild(live, STORE_PUT);
+    if (span === undefined) return this.#store.put(live.owner, live.task, live.stored ? undefined : CREATED);
+    noteWrite(span, live);
+    return this.#store.put(live.owner, live.task, live.stored ? undefined : CREATED).then(
+      () => span.end(),
+      (error: unknown) => {
+        failSpan(span, errorCode(error) ?? 'store_write_failed');
+        span.end();
+        throw error;
+      },
+    );
   }
 
   /**
@@ -144,4 +166,9 @@ export class TaskWrites {
 export async function flushed(live: QueuedWrites): Promise<void> {
   await live.writes;
   if (live.writeFailed) throw live.writeError;
+}
+
+/** A write's span notes the task and the state written; nothing of its content. */
+function noteWrite(span: Span, live: QueuedWrites): void {
+  if (span.isRecording()) span.setAttributes({ [ATTR.taskId]: live.task.id, [ATTR.state]: live.task.status.state });
 }
