@@ -72,10 +72,11 @@ export interface StreamCandidate {
 export function createStreamSlotStep<T extends StreamCandidate>(options: {
   limits: Pick<LimitsConfig, 'maxStreams' | 'maxStreamsPerPrincipal'>;
   audit: Pick<InboundAudit, 'rateLimited'>;
-}): (candidate: T) => T | Refused {
+}): ((candidate: T) => T | Refused) & { readonly open: () => number } {
   const { limits, audit } = options;
   const slots = new InFlightLimiter({ global: limits.maxStreams, perKey: limits.maxStreamsPerPrincipal });
-  return (candidate) => {
+  // `open`: the streams holding a slot now (the metrics' gauge reads it at scrape time).
+  const step = (candidate: T): T | Refused => {
     const key = candidate.ctx.principalKey;
     const release = slots.tryAcquire(key);
     if (release === null) {
@@ -91,4 +92,5 @@ export function createStreamSlotStep<T extends StreamCandidate>(options: {
     candidate.release = release;
     return candidate;
   };
+  return Object.assign(step, { open: () => slots.inFlight });
 }

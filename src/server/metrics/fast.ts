@@ -1,0 +1,186 @@
+/**
+ * Counters and histograms whose hot path is one string join, one map lookup and a few additions.
+ * prom-client hashes an increment's labels every time (a key sort and a string build per call);
+ * here the values live in plain maps, and prom-client only renders them when scraped: a counter
+ * hands its totals to a prom-client `Counter` in its `collect`, a histogram is rendered by a
+ * prom-client `Histogram` whose `get` reads the map. Label values are positional, in `labelNames` order.
+ *
+ * @example
+ * ```ts
+ * const refusals = fastCounter({ name: 'x_total', help: 'x', labelNames: ['class', 'reason'], registers: [registry] });
+ * refusals.inc('auth', 'invalid_credentials');
+ * const seconds = fastHistogram({ name: 'y_seconds', help: 'y', labelNames: ['op'], buckets: [0.1, 1], registers: [registry] });
+ * seconds.observe(0.05, 'get');
+ * ```
+ */
+import {
+  Counter,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricType,
+  type MetricValueWithName,
+  type Registry,
+} from 'prom-client';
+
+/**
+ * A counter with positional label values.
+ *
+ * @example
+ * ```ts
+ * series.refusals.inc('echo', 'auth', 'invalid_credentials');
+ * ```
+ */
+export interface LabelledCounter {
+  inc(...values: string[]): void;
+}
+
+/**
+ * A histogram with positional label values.
+ *
+ * @example
+ * ```ts
+ * series.storeSeconds.observe(0.002, 'memory', 'put');
+ * ```
+ */
+export interface LabelledHistogram {
+  observe(value: number, ...values: string[]): void;
+}
+
+/**
+ * What both kinds are made from.
+ *
+ * @example
+ * ```ts
+ * const options: FastMetricOptions = { name: 'x_total', help: 'x', labelNames: [], registers: [registry] };
+ * ```
+ */
+export interface FastMetricOptions {
+  name: string;
+  help: string;
+  labelNames: readonly string[];
+  registers: Registry[];
+}
+
+/**
+ * A counter counted in a map, handed to prom-client when scraped.
+ *
+ * @example
+ * ```ts
+ * fastCounter({ name: 'x_total', help: 'x', labelNames: ['agent'], registers: [registry] }).inc('echo');
+ * ```
+ */
+export function fastCounter(options: FastMetricOptions): LabelledCounter {
+  const counts = new Map<string, { values: readonly string[]; count: number }>();
+  const { labelNames } = options;
+  new Counter({
+    name: options.name,
+    help: options.help,
+    labelNames,
+    registers: options.registers,
+    collect() {
+      this.reset();
+      for (const { values, count } of counts.values()) this.inc(labelsOf(labelNames, values), count);
+    },
+  });
+  return {
+    inc: (...values) => {
+      const key = values.join('\u0000');
+      const entry = counts.get(key);
+      if (entry === undefined) counts.set(key, { values, count: 1 });
+      else entry.count += 1;
+    },
+  };
+}
+
+interface HistogramSeries {
+  readonly values: readonly string[];
+  /** Per bucket (not cumulative); the last one is +Inf. */
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * A histogram observed into a map; prom-client renders what its `get` reads from the map.
+ *
+ * @example
+ * ```ts
+ * const h = fastHistogram({ name: 'x_seconds', help: 'x', labelNames: [], buckets: [0.1, 1], registers: [registry] });
+ * h.observe(0.2);
+ * ```
+ */
+export function fastHistogram(options: FastMetricOptions & { buckets: readonly number[] }): LabelledHistogram {
+  const { name, labelNames, buckets } = options;
+  const all = new Map<string, HistogramSeries>();
+  const seriesOf = (values: readonly string[]): HistogramSeries => {
+    const key = values.join('\u0000');
+    let series = all.get(key);
+    if (series === undefined) {
+      series = { values, counts: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
+      all.set(key, series);
+    }
+    return series;
+  };
+  // An unlabelled histogram shows its zero series before the first observation, as prom-client's does.
+  if (labelNames.length === 0) seriesOf([]);
+  const render = (): MetricObjectWithValues<MetricValueWithName<string>> => {
+    const values: MetricValueWithName<string>[] = [];
+    for (const series of all.values()) {
+      const labels = labelsOf(labelNames, series.values);
+      let cumulative = 0;
+      for (let i = 0; i <= buckets.length; i++) {
+        cumulative += series.counts[i]!;
+        values.push({
+          metricName: `${name}_bucket`,
+          labels: { ...labels, le: buckets[i] ?? '+Inf' },
+          value: cumulative,
+        });
+      }
+      values.push({ metricName: `${name}_sum`, labels, value: series.sum });
+      values.push({ metricName: `${name}_count`, labels, value: series.count });
+    }
+    return { name, help: options.help, type: HISTOGRAM, aggregator: 'sum', collect: () => undefined, values };
+  };
+  new RenderedHistogram(options, render);
+  return {
+    observe: (value, ...values) => {
+      const series = seriesOf(values);
+      let bucket = 0;
+      while (bucket < buckets.length && value > buckets[bucket]!) bucket += 1;
+      series.counts[bucket]! += 1;
+      series.sum += value;
+      series.count += 1;
+    },
+  };
+}
+
+/** prom-client declares `type` as an enum, yet writes and reads the string (`# TYPE … histogram`). */
+const HISTOGRAM = 'histogram' as unknown as MetricType;
+
+/** A prom-client histogram (registered, typed as one) whose values come from `render`. */
+class RenderedHistogram extends Histogram {
+  readonly #render: () => MetricObjectWithValues<MetricValueWithName<string>>;
+
+  constructor(
+    options: FastMetricOptions & { buckets: readonly number[] },
+    render: () => MetricObjectWithValues<MetricValueWithName<string>>,
+  ) {
+    super({ ...options, labelNames: [...options.labelNames], buckets: [...options.buckets] });
+    this.#render = render;
+  }
+
+  override get(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+    return Promise.resolve(this.#render());
+  }
+
+  /** What the registry renders the exposition text from (prom-client's histograms have it). */
+  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+    return Promise.resolve(this.#render());
+  }
+}
+
+function labelsOf(names: readonly string[], values: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) labels[names[i]!] = values[i] ?? '';
+  return labels;
+}
