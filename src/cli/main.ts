@@ -23,6 +23,7 @@ import { cardDigestCommand, cardFetchCommand, cardSignCommand, cardVerifyCommand
 import { keysGenerateCommand } from './keys.js';
 import { runMcp } from './mcp.js';
 import { registryPinCommand } from './registry.js';
+import { reloadCommand } from './reload.js';
 import { sendCommand } from './send.js';
 import { toolsListCommand, toolsPinCommand } from './tools.js';
 import { serve } from './serve.js';
@@ -48,6 +49,16 @@ program
       ...(options.port !== undefined && { port: options.port }),
       ...(options.logLevel !== undefined && { logLevel: options.logLevel }),
     });
+  });
+
+program
+  .command('reload')
+  .description(
+    're-read the config of the running airlock serve (SIGHUP): prints the changed keys, or why it was refused (the old config then keeps serving)',
+  )
+  .requiredOption('-c, --config <file>', 'the configuration file serve was started with')
+  .action(async (options) => {
+    process.exitCode = await reloadCommand({ config: options.config });
   });
 
 program

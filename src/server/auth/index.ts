@@ -64,12 +64,42 @@ export interface AuthenticatorOptions {
  * ```
  */
 export class Authenticator {
-  readonly #clients: ClientAuthenticator;
-  readonly #jwt: JwtAuthenticator | undefined;
+  // Replaced on a config reload (replaceClients, replaceJwt): each request reads the current ones.
+  #clients: ClientAuthenticator;
+  #jwt: JwtAuthenticator | undefined;
 
   constructor(options: AuthenticatorOptions) {
     this.#clients = new ClientAuthenticator(options.clients, { apiKeyHeader: options.apiKeyHeader === true });
     this.#jwt = options.jwt === undefined ? undefined : new JwtAuthenticator(options.jwt, options.jwtOptions);
+  }
+
+  /**
+   * Takes new clients (a config reload): every authentication from now on uses them; one
+   * already decided keeps its outcome.
+   *
+   * @example
+   * ```ts
+   * auth.replaceClients(next.clients, next.server.apiKeyHeader);
+   * ```
+   */
+  replaceClients(clients: readonly ClientEntry[], apiKeyHeader: boolean): void {
+    this.#clients = new ClientAuthenticator(clients, { apiKeyHeader });
+  }
+
+  /**
+   * Takes new JWT settings (a config reload) and stops the previous JWKS refresh. With a JWKS
+   * URL the new keys are fetched as at start. Adding or removing JWT auth is a restart (cards
+   * and the approvals' person check depend on it), so `jwt` is absent only when it was.
+   *
+   * @example
+   * ```ts
+   * auth.replaceJwt(next.jwt, { logger });
+   * ```
+   */
+  replaceJwt(jwt: JwtSettings | undefined, jwtOptions?: JwtAuthenticatorOptions): void {
+    const previous = this.#jwt;
+    this.#jwt = jwt === undefined ? undefined : new JwtAuthenticator(jwt, jwtOptions);
+    void previous?.close();
   }
 
   /**
@@ -130,8 +160,9 @@ export class Authenticator {
    * ```
    */
   jwtVerifier(): ((token: string) => Promise<JwtVerification>) | undefined {
-    const jwt = this.#jwt;
-    return jwt === undefined ? undefined : (token) => jwt.verify(token);
+    if (this.#jwt === undefined) return undefined;
+    // Read at each call, so a reload's new keys and issuer apply to people signing in too.
+    return (token) => this.#jwt?.verify(token) ?? Promise.resolve({ ok: false, failure: 'no_matching_key' });
   }
 
   /**

@@ -98,6 +98,20 @@ describe('InFlightLimiter', () => {
     assert.equal(CONCURRENCY_RETRY_AFTER_SECONDS, 1);
   });
 
+  it('resize (a config reload) keeps the held slots and counts them against the new bounds', () => {
+    const limiter = new InFlightLimiter({ global: 4, perKey: 2 });
+    const first = limiter.tryAcquire('a');
+    assert.ok(limiter.tryAcquire('a'));
+    limiter.resize({ global: 4, perKey: 1 });
+    assert.equal(limiter.tryAcquire('a'), null);
+    assert.ok(limiter.tryAcquire('b'));
+    limiter.resize({ global: 3, perKey: 3 });
+    assert.equal(limiter.tryAcquire('c'), null);
+    first?.();
+    assert.ok(limiter.tryAcquire('c'));
+    assert.throws(() => limiter.resize({ global: 0, perKey: 1 }), RangeError);
+  });
+
   it('rejects nonsensical bounds', () => {
     assert.throws(() => new InFlightLimiter({ global: 0, perKey: 1 }), RangeError);
     assert.throws(() => new InFlightLimiter({ global: 1, perKey: 0.5 }), RangeError);

@@ -61,11 +61,24 @@ export interface InFlightCap {
  */
 export class InFlightLimiter implements InFlightCap {
   readonly #perKey = new Map<string, number>();
-  readonly #globalMax: number;
-  readonly #perKeyMax: number;
+  #globalMax = 1;
+  #perKeyMax = 1;
   #global = 0;
 
   constructor(limits: InFlightLimits) {
+    this.resize(limits);
+  }
+
+  /**
+   * New bounds (a config reload): slots already held stay held and are counted against them; a
+   * lower bound refuses new acquisitions until enough are released.
+   *
+   * @example
+   * ```ts
+   * inFlight.resize({ global: 64, perKey: 4 });
+   * ```
+   */
+  resize(limits: InFlightLimits): void {
     const { global, perKey } = limits;
     if (!Number.isInteger(global) || global < 1) throw new RangeError('global must be an integer ≥ 1');
     if (!Number.isInteger(perKey) || perKey < 1) throw new RangeError('perKey must be an integer ≥ 1');
