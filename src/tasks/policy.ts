@@ -85,7 +85,9 @@ export type TaskOutcomeReason =
   | 'action_denied'
   | 'action_expired'
   /** The backend's output passed the task's cap (`maxTaskOutputBytes`). */
-  | 'output_too_large';
+  | 'output_too_large'
+  /** Another replica failed the task while this one stood still past its turn lease. */
+  | 'replica_lost';
 
 /**
  * What becomes of a turn that ended with a guarded action or a remote agent's question:

@@ -150,6 +150,20 @@ export interface LiveTask extends QueuedWrites, TurnAbort, ReplyState {
 export const NO_WRITES: Promise<void> = Promise.resolve();
 
 /**
+ * Told when a turn starts running in this process and when it stops (turn leases, see
+ * service/leases.ts): only turns listed as running, once each.
+ *
+ * @example
+ * ```ts
+ * registry.listener = { started: (live) => take(live.task.id), ended: (live) => release(live.task.id) };
+ * ```
+ */
+export interface LiveTurnListener {
+  started(live: LiveTask): void;
+  ended(live: LiveTask): void;
+}
+
+/**
  * The turns running in this process, by task id and by owner and context.
  *
  * @example
@@ -161,6 +175,8 @@ export class LiveTasks {
   readonly #live = new Map<string, LiveTask>();
   /** Running turns by owner and contextId: one running task per context. */
   readonly #runningContexts = new Map<string, LiveTask>();
+  /** Told of turns starting and stopping here (set once, by the service). */
+  listener: LiveTurnListener | undefined;
 
   /** How many turns run right now. */
   get size(): number {
@@ -222,6 +238,7 @@ export class LiveTasks {
       const key = contextKeyOf(owner, task.contextId);
       live.contextKey = key;
       this.#runningContexts.set(key, live);
+      this.listener?.started(live);
     }
     return live;
   }
@@ -238,7 +255,10 @@ export class LiveTasks {
 
   /** The turn no longer runs: it leaves the live set, frees its context and gives back its grant. */
   release(live: LiveTask): void {
-    if (this.#live.get(live.task.id) === live) this.#live.delete(live.task.id);
+    if (this.#live.get(live.task.id) === live) {
+      this.#live.delete(live.task.id);
+      this.listener?.ended(live);
+    }
     const key = live.contextKey;
     if (key !== undefined) {
       live.contextKey = undefined;
