@@ -286,18 +286,31 @@ describe('push configs over JSON-RPC', () => {
     assert.equal(refused.body.error?.code, -32602);
   });
 
-  it('with push off, the methods answer -32003 and an inline config is ignored', async () => {
+  it('with push off, the methods answer -32003 and an inline config is refused (-32003), as on HTTP+JSON', async () => {
     const url = `${off.url}/a2a/echo`;
     const taskId = await taskOf(url, '1.0');
     const { body } = await rpc(url, 'ListTaskPushNotificationConfigs', { taskId }, { version: '1.0' });
     assert.equal(body.error?.code, -32003);
-    const sent = await rpc(
-      url,
-      'SendMessage',
-      { message: v10Message('hi'), configuration: { taskPushNotificationConfig: { url: 'https://10.1.2.3/' } } },
-      { version: '1.0' },
-    );
-    assert.equal(sent.body.result.task.status.state, 'TASK_STATE_COMPLETED');
+    const countBefore = (await rpc(url, 'ListTasks', {}, { version: '1.0' })).body.result.totalSize as number;
+    const inline = { url: 'https://hooks.example/a2a' };
+    const refusals = [
+      await rpc(
+        url,
+        'SendMessage',
+        { message: v10Message('hi'), configuration: { taskPushNotificationConfig: inline } },
+        { version: '1.0' },
+      ),
+      await rpc(url, 'message/send', { message: v03Message('hi'), configuration: { pushNotificationConfig: inline } }),
+      await rpc(
+        url,
+        'SendStreamingMessage',
+        { message: v10Message('hi'), configuration: { taskPushNotificationConfig: inline } },
+        { version: '1.0' },
+      ),
+    ];
+    for (const refused of refusals) assert.equal(refused.body.error?.code, -32003, JSON.stringify(refused.body));
+    const countAfter = (await rpc(url, 'ListTasks', {}, { version: '1.0' })).body.result.totalSize as number;
+    assert.equal(countAfter, countBefore, 'no task was started');
   });
 });
 

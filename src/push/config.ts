@@ -53,7 +53,10 @@ export const PushSchema = Type.Object(
     totalTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
     /** A receiver's answer is read up to this many bytes, then the attempt fails. */
     maxResponseBytes: Type.Integer({ minimum: 0, maximum: 1_048_576, default: 65_536 }),
-    /** Events waiting per task; past it new ones are dropped with `a2a.push.failed` (queue_full). */
+    /**
+     * Events waiting per task (with a durable store: per task and config, in its outbox); past
+     * it new ones are dropped with `a2a.push.failed` (queue_full).
+     */
     maxQueuedEvents: Type.Integer({ minimum: 1, maximum: 10_000, default: 256 }),
   },
   { additionalProperties: false },
@@ -95,8 +98,10 @@ export const DEFAULT_PUSH_SETTINGS: PushSettings = {
 };
 
 /**
- * What the schema cannot check: each `allowPrivate` entry parses, plain-http loopback
- * webhooks only from a loopback-only gateway, and one replica while configs live in memory. Returns the key and the problem, or undefined.
+ * What the schema cannot check: each `allowPrivate` entry parses, and plain-http loopback
+ * webhooks only from a loopback-only gateway. Returns the key and the problem, or undefined.
+ * Several replicas need no check here: they need a shared store (PostgreSQL), which keeps the
+ * configs and the outbox for all of them, and `airlock serve` refuses any other store then.
  *
  * @example
  * ```ts
@@ -107,13 +112,7 @@ export const DEFAULT_PUSH_SETTINGS: PushSettings = {
 export function pushConfigProblem(
   push: PushSettings,
   allowNonLoopback: boolean,
-  replicas = 1,
 ): { key: string; problem: string } | undefined {
-  // Configs and pending deliveries live in this process until the durable stores keep them:
-  // another replica would answer a caller's config as missing.
-  if (push.enabled && replicas > 1) {
-    return { key: 'push.enabled', problem: 'push notifications need replicas: 1 (configs are kept in memory)' };
-  }
   for (let i = 0; i < push.allowPrivate.length; i++) {
     const entry = push.allowPrivate[i] as string;
     if (parseAllowEntry(entry) === undefined) {

@@ -1,8 +1,9 @@
 /**
  * Push notifications: webhook configs owned by the principal that made them (`service.ts`),
- * validated when set and before each delivery (`validate.ts`), delivered through the guarded
- * outbound client (`deliver.ts`), kept in memory (`memory.ts`) until the durable stores keep
- * them. Off unless `push.enabled` (`config.ts`).
+ * validated when set and before each delivery (`validate.ts`), sent through the guarded
+ * outbound client (`webhook.ts`). With the memory store, configs and pending events live in this
+ * process (`memory.ts`, `deliver.ts`); with a durable store, in its tables, delivered through
+ * its outbox (`outbox-delivery.ts`). Off unless `push.enabled` (`config.ts`).
  *
  * @example
  * ```ts
@@ -15,13 +16,17 @@ import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskService } from '../tasks/service.js';
 import type { PushConfigRecords } from '../tasks/stores/push-records.js';
 import type { PushSettings } from './config.js';
+import type { DurablePush } from '../tasks/stores/push-outbox.js';
 import { PushDelivery } from './deliver.js';
 import { MemoryPushConfigs } from './memory.js';
+import { OutboxDelivery, type PushTap } from './outbox-delivery.js';
 import { PushService } from './service.js';
 
 export { DEFAULT_PUSH_SETTINGS, PushSchema, pushConfigProblem, type PushSettings } from './config.js';
 export { PushDelivery, type PushDeliveryOptions, type WatchedTask } from './deliver.js';
 export { MemoryPushConfigs } from './memory.js';
+export { MemoryPushOutbox } from './memory-outbox.js';
+export { createPushTap, OutboxDelivery, type OutboxDeliveryOptions, type PushTap } from './outbox-delivery.js';
 export { PushService, type PushDialect, type PushServiceOptions } from './service.js';
 export { checkPushConfig, checkWebhookUrl, type PushUrlPolicy } from './validate.js';
 
@@ -41,6 +46,11 @@ export interface PushParts {
   audit?: (event: AuditEvent) => void;
   /** Default: a guarded client whose private allowlist is `push.allowPrivate`. */
   client?: GuardedClient;
+  /**
+   * A durable store's configs and outbox, with the tap on the bus the task service publishes
+   * on (`createPushTap`): delivery then goes through the outbox, and `records`/`bus` are unused.
+   */
+  durable?: { push: DurablePush; tap: PushTap; onError?: (error: unknown) => void; pollMs?: number };
 }
 
 /**
@@ -54,9 +64,10 @@ export interface PushParts {
  * ```
  */
 export function openPush(settings: PushSettings, parts: PushParts): PushService & { close(): Promise<void> } {
-  const records = parts.records ?? new MemoryPushConfigs();
   const ownClient = parts.client === undefined;
   const client = parts.client ?? createGuardedClient({ privateAllow: settings.allowPrivate });
+  if (parts.durable !== undefined) return openDurablePush(settings, parts, parts.durable, client, ownClient);
+  const records = parts.records ?? new MemoryPushConfigs();
   const delivery =
     parts.bus === undefined
       ? undefined
@@ -81,6 +92,38 @@ export function openPush(settings: PushSettings, parts: PushParts): PushService 
   return Object.assign(service, {
     close: async () => {
       await delivery?.close();
+      if (ownClient) await client.close();
+    },
+  });
+}
+
+/** {@link openPush} with a durable store: configs in its tables, events through its outbox. */
+function openDurablePush(
+  settings: PushSettings,
+  parts: PushParts,
+  durable: NonNullable<PushParts['durable']>,
+  client: GuardedClient,
+  ownClient: boolean,
+): PushService & { close(): Promise<void> } {
+  const delivery = new OutboxDelivery({
+    settings,
+    outbox: durable.push.outbox,
+    client,
+    ...(parts.audit !== undefined && { audit: parts.audit }),
+    ...(durable.onError !== undefined && { onError: durable.onError }),
+    ...(durable.pollMs !== undefined && { pollMs: durable.pollMs }),
+  });
+  durable.tap.attach((taskId, event) => delivery.publish(taskId, event));
+  delivery.start();
+  const service = new PushService({
+    settings,
+    records: durable.push.configs,
+    checkTask: (ctx, taskId) => parts.tasks.get(ctx, taskId, 0),
+    inlineStored: (task, configId) => delivery.storedLate(task, configId),
+  });
+  return Object.assign(service, {
+    close: async () => {
+      await delivery.close();
       if (ownClient) await client.close();
     },
   });

@@ -77,6 +77,12 @@ export class MemoryPushConfigs implements PushConfigRecords {
     return Promise.resolve(configs === undefined ? [] : [...configs.values()]);
   }
 
+  /** Every config of the task, synchronously (the memory outbox reads them in its own step). */
+  forTaskNow(taskId: string): PushConfigRecord[] {
+    const configs = this.#byTask.get(taskId);
+    return configs === undefined ? [] : [...configs.values()];
+  }
+
   dropTask(taskId: string): Promise<void> {
     const configs = this.#byTask.get(taskId);
     if (configs !== undefined) {

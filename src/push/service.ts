@@ -44,6 +44,11 @@ export interface PushServiceOptions {
   checkTask: (ctx: CallContext, taskId: string) => Promise<Task>;
   /** Told of every config stored for a task that is not finished: delivery watches its events. */
   watch?: (ctx: CallContext, taskId: string) => void;
+  /**
+   * Told of each inline config once stored, with the task as it is then: the turn may have
+   * ended before (a quick blocking send), and its final event must still reach the config.
+   */
+  inlineStored?: (task: Task, configId: string) => Promise<void>;
   /** Mints config ids; random UUIDs by default. */
   newId?: () => string;
   now?: () => number;
@@ -112,7 +117,11 @@ export class PushService {
     config: PushConfigInput,
     dialect: PushDialect,
   ): Promise<TaskPushConfig> {
-    return this.#create(ctx, await this.#options.checkTask(ctx, taskId), config, dialect);
+    const stored = await this.#create(ctx, await this.#options.checkTask(ctx, taskId), config, dialect);
+    const { inlineStored } = this.#options;
+    // Read again after the write: a final event published before it found no config to go to.
+    if (inlineStored !== undefined) await inlineStored(await this.#options.checkTask(ctx, taskId), stored.id);
+    return stored;
   }
 
   async #create(ctx: CallContext, task: Task, input: PushConfigInput, dialect: PushDialect): Promise<TaskPushConfig> {
@@ -121,8 +130,9 @@ export class PushService {
     const taskId = task.id;
     checkPushConfig(input, settings);
     const config: TaskPushConfig = { ...input, id: input.id ?? this.#newId(), taskId };
+    const made = { agent: ctx.agentSlug, ...(ctx.caller !== undefined && { client: ctx.caller.clientId }) };
     const outcome = await records.put(
-      { owner, dialect, createdAt: this.#now(), config },
+      { owner, dialect, createdAt: this.#now(), config, ...made },
       { perTask: settings.maxConfigsPerTask, perPrincipal: settings.maxConfigsPerPrincipal },
     );
     if (outcome === 'per-task-cap') {

@@ -1,7 +1,9 @@
 /**
  * A push config sent inline with a message (`configuration.pushNotificationConfig`), the same in
  * every binding: judged before the turn starts (a refused webhook refuses the send, starts no
- * task and gives the turn's slot back), stored once the task exists.
+ * task and gives the turn's slot back), stored once the task exists. With push off it is refused
+ * (PushNotificationNotSupported, -32003), never dropped: a caller never believes a webhook is set
+ * when none is.
  *
  * @example
  * ```ts
@@ -9,21 +11,31 @@
  * const events = registeringPush(await service.stream(ctx, params, grant), (taskId) => push.registerInline(ctx, taskId, inline, '1.0'));
  * ```
  */
+import { A2AError } from '../protocol/errors.js';
 import type { PushConfigInput, StreamEvent } from '../protocol/model.js';
 import type { PushService } from '../push/service.js';
 import type { TurnGrant } from '../tasks/policy.js';
 
 /**
- * Judges an inline push config before the turn; a refusal gives the turn's slot back.
+ * Judges an inline push config before the turn; a refusal gives the turn's slot back. Returns
+ * the push service to store it with once the task exists.
  *
  * @example
  * ```ts
- * checkInlinePush(push, params.configuration.pushConfig, grant); // throws the A2AError of a refused webhook
+ * const push = checkInlinePush(call.push, params.configuration.pushConfig, grant); // throws when refused or push is off
  * ```
  */
-export function checkInlinePush(push: PushService, inline: PushConfigInput, grant: TurnGrant | undefined): void {
+export function checkInlinePush(
+  push: PushService | undefined,
+  inline: PushConfigInput,
+  grant: TurnGrant | undefined,
+): PushService {
   try {
+    if (push === undefined) {
+      throw new A2AError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not enabled on this gateway');
+    }
     push.checkInline(inline);
+    return push;
   } catch (error) {
     grant?.release();
     throw error;

@@ -207,9 +207,8 @@ async function run(
   switch (request.method) {
     case 'send': {
       const inline = request.params.configuration.pushConfig;
-      if (inline !== undefined && call.push !== undefined) {
-        return sendWithPush(request.params, inline, call.push, dialect, id, call, grant);
-      }
+      // With push off an inline config is refused (-32003), as on HTTP+JSON: never dropped.
+      if (inline !== undefined) return sendWithPush(request.params, inline, call.push, dialect, id, call, grant);
       const result = await service.send(context, request.params, grant);
       return writers === undefined
         ? json(id, dialect.encodeSendResult(result))
@@ -217,8 +216,7 @@ async function run(
     }
     case 'stream': {
       const inline = request.params.configuration.pushConfig;
-      const push = inline === undefined ? undefined : call.push;
-      if (inline !== undefined && push !== undefined) checkInlinePush(push, inline, grant);
+      const push = inline === undefined ? undefined : checkInlinePush(call.push, inline, grant);
       const events = await service.stream(context, request.params, grant);
       return stream(
         id,
@@ -258,13 +256,13 @@ async function run(
 async function sendWithPush(
   params: SendParams,
   inline: PushConfigInput,
-  push: PushService,
+  on: PushService | undefined,
   dialect: Dialect,
   id: JsonRpcId,
   call: RpcCall,
   grant: TurnGrant | undefined,
 ): Promise<RpcOutcome> {
-  checkInlinePush(push, inline, grant);
+  const push = checkInlinePush(on, inline, grant);
   const result = await call.service.send(call.context, params, grant);
   if (result.kind === 'task') await push.registerInline(call.context, result.task.id, inline, dialect.version);
   return json(id, dialect.encodeSendResult(result));

@@ -28,6 +28,9 @@ export interface PushConfigRecord {
   /** Epoch milliseconds of the first create (a replace keeps it: list order is stable). */
   readonly createdAt: number;
   readonly config: TaskPushConfig;
+  /** The agent and client the config was made at, for delivery's audit rows (durable stores keep them). */
+  readonly agent?: string;
+  readonly client?: string;
 }
 
 /**
