@@ -46,10 +46,12 @@ describe('airlock db migrate', () => {
     const data = join(tempDir(), 'data');
     const first = capture();
     assert.equal(await dbMigrateCommand({ data, env: {} }, first.output), 0);
-    assert.deepEqual(first.out, [`migrated sqlite:${join(data, 'airlock.db')}: schema version 3 (applied 1, 2, 3)\n`]);
+    assert.deepEqual(first.out, [
+      `migrated sqlite:${join(data, 'airlock.db')}: schema version 5 (applied 1, 2, 3, 4, 5)\n`,
+    ]);
     const second = capture();
     assert.equal(await dbMigrateCommand({ data, env: {} }, second.output), 0);
-    assert.match(second.out[0] ?? '', /schema version 3 \(already current\)/);
+    assert.match(second.out[0] ?? '', /schema version 5 \(already current\)/);
   });
 
   it('with nothing but a memory store there is nothing to migrate (exit 2)', async () => {
@@ -108,7 +110,7 @@ describe('airlock db migrate', () => {
       assert.equal(await dbMigrateCommand({ schema, env: { DATABASE_URL: POSTGRES_URL } }, run.output), 0);
       assert.match(
         run.out[0] ?? '',
-        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 3 \(applied 1, 2, 3\)\n$/,
+        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 5 \(applied 1, 2, 3, 4, 5\)\n$/,
       );
       const again = capture();
       assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema, env: {} }, again.output), 0);

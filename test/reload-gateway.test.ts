@@ -33,6 +33,7 @@ describe('gateway.reload', () => {
   const yaml = (keyFile: string, limits: string): string =>
     `${DEFAULT_YAML.replace('chunkDelayMs: 5', 'chunkDelayMs: 150')}
 limits: { authFailuresPerMinute: 1000, ${limits} }
+metrics: { port: 0 }
 auth:
   jwt: { issuer: '${ISSUER}', audience: airlock, algorithms: [ES256], jwksFile: '${keyFile}' }
 `;
@@ -104,5 +105,22 @@ auth:
     // c's rate window survived (the limit did not change): one request left, then 429.
     assert.equal((await rpc(echo, 'GetTask', { id: 'x' }, v1(TOKEN_C))).status, 200);
     assert.equal((await rpc(echo, 'GetTask', { id: 'x' }, v1(TOKEN_C))).status, 429);
+  });
+
+  it('every outcome is counted in airlock_config_reloads_total', async () => {
+    const refused = gw.gateway.reload(() =>
+      load(
+        yaml(files.k2, 'requestsPerMinute: 3, maxConcurrentTasksPerPrincipal: 1, maxParts: 1').replace(
+          'defaultAgent: echo }',
+          'defaultAgent: echo, drainSeconds: 7 }',
+        ),
+      ),
+    );
+    assert.equal(refused.outcome, 'refused');
+    const url = gw.gateway.metrics?.url;
+    assert.ok(url !== undefined, 'the metrics listener is up');
+    const text = await (await fetch(url)).text();
+    assert.match(text, /airlock_config_reloads_total\{outcome="applied",reason="none"\} 2/);
+    assert.match(text, /airlock_config_reloads_total\{outcome="refused",reason="needs_restart"\} 1/);
   });
 });

@@ -54,6 +54,8 @@ const FAILED_REASONS = [
   /** A task parked on input or auth was not updated for `store.parkedTtlMinutes`. */
   'parked_ttl',
   'output_too_large',
+  /** The replica running the task stopped renewing its turn lease (`store.leaseSeconds`). */
+  'replica_lost',
 ] as const;
 /** Why a guarded action was refused before any person saw it. */
 const PROPOSAL_REFUSED_REASONS = [

@@ -6,11 +6,20 @@
  * airlock serve --config examples/demo.yaml --port 41241
  * ```
  */
-import { checkBind, loadConfigFile, type AirlockConfig, type ClientEntry } from '../config/load.js';
+import {
+  checkBind,
+  checkInsecureNetwork,
+  DEFAULT_LEASE_SECONDS,
+  loadConfigFile,
+  type AirlockConfig,
+  type ClientEntry,
+} from '../config/load.js';
 import { prepareBackends, type PreparedBackends } from '../server/backends.js';
 import { createGateway, type Gateway } from '../server/http.js';
 import { storeShareOptions } from '../server/store-shares.js';
 import { createUpstreams } from '../server/upstreams.js';
+import { tapLogger } from '../server/metrics/card-events.js';
+import { removeServePid, serveFiles, writeReloadOutcome, writeServePid } from '../server/reload/pid-file.js';
 import {
   describeTaskStoreSpec,
   openTaskStore,
@@ -22,6 +31,9 @@ import { createLogger, type Logger, type LogLevel } from '../server/log.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import { AirlockError, errorCode } from '../errors/index.js';
 import { startToolServers } from '../server/tools.js';
+import { otlpTarget } from '../telemetry/config.js';
+import { startTelemetry } from '../telemetry/setup.js';
+import { processInstanceId } from '../client/outbound-transport.js';
 import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
 
@@ -93,7 +105,9 @@ async function openReplicaSharing(
         ? { redisUrl: config.redis.url }
         : { pgUrl: spec.url, ...(schema !== undefined && { schema }) },
       config.limits,
-      { logger },
+      // A dead replica's in-flight slots run out within two thirds of its turn leases: before
+      // another replica can fail its tasks (a turn lease is renewed every third of its TTL).
+      { logger, leaseTtlMs: Math.floor(((config.store.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 2000) / 3) },
     );
     logger.info({
       event: 'replica_sharing',
@@ -120,15 +134,22 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.host !== undefined) {
     config.server.host = options.host;
     checkBind(config.server, '--host');
+    checkInsecureNetwork(config.server);
   }
   if (options.port !== undefined) config.server.port = options.port;
   const logger = createLogger(options.logLevel ?? 'info');
+  // Trace export before anything serves: the SDK is loaded only when an endpoint is configured.
+  const telemetry = await startTelemetry(otlpTarget(config.telemetry, options.env ?? process.env), {
+    instanceId: config.server.instanceId ?? processInstanceId(),
+  });
+  if (telemetry.enabled) logger.info({ event: 'trace_export_started' });
   const spec = chooseTaskStore(config, {
     ...(options.data !== undefined && { data: options.data }),
     ...(options.env !== undefined && { env: options.env }),
   });
   // The store reports quota refusals and parked tasks it failed to the gateway made below.
   const late: { gateway?: Gateway } = {};
+  let stopping = false;
   const store =
     spec.type === 'memory'
       ? undefined
@@ -148,7 +169,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     config.upstreams === undefined
       ? undefined
       : createUpstreams(config.upstreams, {
-          logger,
+          // Card pin and signature events also feed the metrics, once the gateway exists.
+          logger: tapLogger(logger, (record) => late.gateway?.metrics?.cardEvent(record)),
           ...(config.server.instanceId !== undefined && { instanceId: config.server.instanceId }),
         });
   let backends: PreparedBackends;
@@ -176,6 +198,26 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...(tools !== undefined && { tools }),
   });
   late.gateway = gateway;
+  // SIGHUP (or `airlock reload`) re-reads the config: see src/server/reload/. The flags win
+  // over the file on every load, as at start.
+  const files = serveFiles(options.config);
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    const outcome = gateway.reload(() => {
+      const next = loadConfigFile(options.config);
+      if (options.host !== undefined) next.server.host = options.host;
+      if (options.port !== undefined) next.server.port = options.port;
+      return next;
+    });
+    void writeReloadOutcome(files, outcome).catch(() => undefined);
+  });
+  // `airlock reload` finds this process by its pid file (0600), removed on exit; written before
+  // the banner, so whoever sees the banner finds it.
+  await writeServePid(files, options.config).then(
+    () => process.once('exit', () => removeServePid(files)),
+    (error: unknown) =>
+      logger.warn({ event: 'pid_file_not_written', error: (error as NodeJS.ErrnoException).code ?? 'unknown' }),
+  );
   await gateway.recoverInterrupted();
   const url = await gateway.listen();
   process.stdout.write(banner(config, url, describeTaskStoreSpec(spec)));
@@ -186,12 +228,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     clients: config.clients.length,
     store: describeTaskStoreSpec(spec),
   });
+  const metricsUrl = gateway.metrics?.url;
+  if (metricsUrl !== undefined) {
+    process.stdout.write(`metrics: ${metricsUrl}\n`);
+    logger.info({ event: 'metrics_listening', url: metricsUrl });
+  }
   // Decisions made before a restart (or on a replica that stopped) move their tasks on now.
   await gateway.resumeDecided().catch((error: unknown) => {
     logger.warn({ event: 'decided_actions_not_resumed', error: errorCode(error) });
   });
 
-  let stopping = false;
   const stop = (signal: string): void => {
     // A second signal while draining: the person means it.
     if (stopping) process.exit(1);
@@ -205,6 +251,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       .then(() => gateway.close())
       .then(() => backends.close())
       .then(() => upstreams?.close())
+      // Spans of the drained requests leave before the process does.
+      .then(() => telemetry.shutdown())
       .then(
         () => process.exit(0),
         () => process.exit(1),
@@ -218,6 +266,12 @@ export async function serve(options: ServeOptions): Promise<void> {
 export function banner(config: AirlockConfig, url: string, store?: string): string {
   const publicBase = config.server.publicUrl ?? url;
   const lines = [`airlock listening on ${url}`];
+  const tls = config.server.tls;
+  if (tls !== undefined) {
+    lines.push(
+      `  TLS 1.2+ with ${tls.certFile} (reloaded when it changes); client certificates: ${tls.clientCertificates}`,
+    );
+  }
   if (store !== undefined && store !== 'memory') lines.push(`  tasks kept in ${store}`);
   const width = Math.max(...config.agents.map((agent) => agent.slug.length));
   for (const agent of config.agents) {

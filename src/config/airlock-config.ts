@@ -12,6 +12,8 @@ import type { PublicJwk, SigningKey } from '../trust/signing/index.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
 import type { AgentConfig, AuditConfig, JwtConfig, LimitsConfig, PushSettings, ToolsConfig } from './schema.js';
 import type { ResolvedToken } from './tokens.js';
+import type { MetricsSettings } from './metrics.js';
+import type { TelemetrySettings } from '../telemetry/config.js';
 
 /**
  * A client admitted by the config: its token's digest and the agents it may call.
@@ -29,6 +31,44 @@ export interface ClientEntry {
   tokenOrigin: ResolvedToken['origin'];
   /** The person who decides this client's guarded actions (`approvals.people` id). */
   owner?: string;
+  /** The TLS client certificate that names this client (`clients[].certificate`), normalized. */
+  certificate?: ClientCertificate;
+}
+
+/**
+ * A client's certificate as loaded: the subject as sorted `KEY=value` lines (as
+ * `X509Certificate.subject` lists them, sorted), the fingerprint as `AB:CD:…`; both must match.
+ *
+ * @example
+ * ```ts
+ * const certificate: ClientCertificate = { subject: 'CN=ci-bot', alone: false, required: true };
+ * ```
+ */
+export interface ClientCertificate {
+  subject?: string;
+  fingerprint256?: string;
+  /** The certificate alone authenticates (no token needed). */
+  alone: boolean;
+  /** The token is refused without this certificate. */
+  required: boolean;
+}
+
+/**
+ * `server.tls` as loaded: the paths (watched for changes) and the PEM text read at start.
+ *
+ * @example
+ * ```ts
+ * const tls: TlsSettings = { certFile: 'tls.crt', keyFile: 'tls.key', cert, key, clientCertificates: 'off' };
+ * ```
+ */
+export interface TlsSettings {
+  certFile: string;
+  keyFile: string;
+  caFile?: string;
+  cert: string;
+  key: string;
+  ca?: string;
+  clientCertificates: 'off' | 'request' | 'require';
 }
 
 /**
@@ -100,6 +140,10 @@ export interface AirlockConfig {
     defaultAgent?: string;
     maxBodyBytes: number;
     allowNonLoopback: boolean;
+    /** Plain HTTP beyond loopback accepted (a TLS-terminating proxy in front); absent means off. */
+    allowInsecureNetwork?: boolean;
+    /** HTTPS, when configured: the certificate files as read at start (watched for changes). */
+    tls?: TlsSettings;
     /** IPs or CIDRs, each checked to parse at load. */
     trustedProxies: string[];
     /** Origins admitted on the A2A routes, normalized as browsers send them (`http://localhost:3000`). */
@@ -117,7 +161,8 @@ export interface AirlockConfig {
     instanceId?: string;
   };
   /** Retention defaults applied; `DATABASE_URL` and `--data` are weighed at serve time (resolveTaskStoreSpec). */
-  store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number };
+  /** `leaseSeconds`: only a `postgres` section may set it (see DEFAULT_LEASE_SECONDS). */
+  store: TaskStoreSpec & { maxTasks: number; taskTtlMinutes: number; leaseSeconds?: number };
   /** Processes serving this config; above 1 a shared store is required. */
   replicas: number;
   redis?: { url: string };
@@ -140,6 +185,10 @@ export interface AirlockConfig {
   approvals?: ApprovalsSettings;
   /** Push notifications, defaults applied (`enabled: false` when the section is absent). */
   push: PushSettings;
+  /** Prometheus metrics (`metrics`), when the section is present: the token only as its digest. */
+  metrics?: MetricsSettings;
+  /** Trace export (`telemetry`), when the section is present; header values stay in the environment. */
+  telemetry?: TelemetrySettings;
   agents: AgentConfig[];
   clients: ClientEntry[];
 }
@@ -200,3 +249,14 @@ export interface SigningSettings {
  * ```
  */
 export const DEFAULT_JWKS_REFRESH_SECONDS = 600;
+
+/**
+ * Default for `store.leaseSeconds`: with several replicas, a running turn's lease (and its
+ * in-flight slot) lapses this long after its replica stopped renewing it.
+ *
+ * @example
+ * ```ts
+ * const ttlMs = (config.store.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000; // 30 000
+ * ```
+ */
+export const DEFAULT_LEASE_SECONDS = 30;

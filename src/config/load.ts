@@ -15,8 +15,9 @@ import { DEFAULT_MAX_TASKS, DEFAULT_TTL_MS } from '../tasks/stores/durable.js';
 import type { TaskStoreSpec } from '../tasks/stores/index.js';
 import { resolveApprovals, resolveClients } from './access.js';
 import { DEFAULT_PUSH_SETTINGS, pushConfigProblem } from '../push/config.js';
+import { telemetryConfigProblem } from '../telemetry/config.js';
 import type { AirlockConfig } from './airlock-config.js';
-import { checkBind } from './bind.js';
+import { checkBind, checkInsecureNetwork } from './bind.js';
 import { firstSchemaProblem, pointerToKey } from './check.js';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
@@ -34,22 +35,28 @@ import {
   type ScrubSecretConfig,
 } from './schema.js';
 import { loadSigning } from './signing.js';
+import { resolveMetrics } from './metrics.js';
+import { hashToken, resolveToken } from './tokens.js';
+import { loadTls, withClientCertificates } from './tls.js';
 import { rawTokenProblem, toolsConfigProblem, type ToolsConfig } from '../tools/config.js';
 import { parseYamlDocument, readSourceFile, SourceFileError, YamlSyntaxError } from './yaml.js';
 
 export type {
   AirlockConfig,
   ApprovalsSettings,
+  ClientCertificate,
   ClientEntry,
   JwtKeys,
   JwtSettings,
   JwtPersonRule,
   PersonEntry,
   SigningSettings,
+  TlsSettings,
 } from './airlock-config.js';
-export { DEFAULT_JWKS_REFRESH_SECONDS } from './airlock-config.js';
+export { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_LEASE_SECONDS } from './airlock-config.js';
 export { pointerToKey } from './check.js';
-export { checkBind, isLoopbackBind } from './bind.js';
+export { checkBind, checkInsecureNetwork, isLoopbackBind } from './bind.js';
+export { normalizeSubject, readTlsMaterial, type TlsMaterial } from './tls.js';
 
 const validator = Compile(ConfigSchema);
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -121,13 +128,20 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   checkUpstreams(raw);
   checkTrustedProxies(server.trustedProxies);
   checkBind(server);
-  const clients = resolveClients(raw, env);
+  checkInsecureNetwork(server);
+  const tls = server.tls === undefined ? undefined : loadTls(server.tls);
+  const clients = withClientCertificates(resolveClients(raw, env), raw, tls);
   const approvals = resolveApprovals(raw, clients, env);
   const jwt = raw.auth?.jwt === undefined ? undefined : loadJwt(raw.auth.jwt);
   const signing = raw.signing === undefined ? undefined : loadSigning(raw.signing, server.publicUrl);
   const push = raw.push ?? DEFAULT_PUSH_SETTINGS;
-  const pushProblem = pushConfigProblem(push, server.allowNonLoopback, raw.replicas);
+  const pushProblem = pushConfigProblem(push, server.allowNonLoopback);
   if (pushProblem !== undefined) throw new ConfigError(pushProblem.key, pushProblem.problem);
+  const telemetryProblem = telemetryConfigProblem(raw.telemetry, env);
+  if (telemetryProblem !== undefined) throw new ConfigError(telemetryProblem.key, telemetryProblem.problem);
+  const metrics = resolveMetrics(raw.metrics, server.port, (source, key) =>
+    hashToken(resolveToken({ ...source, generate: false }, env, key).value),
+  );
   return {
     server: {
       host: server.host,
@@ -135,6 +149,8 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       basePath: server.basePath,
       maxBodyBytes: server.maxBodyBytes,
       allowNonLoopback: server.allowNonLoopback,
+      allowInsecureNetwork: server.allowInsecureNetwork,
+      ...(tls !== undefined && { tls }),
       trustedProxies: server.trustedProxies,
       allowedOrigins: server.allowedOrigins.map(normalizeOrigin),
       apiKeyHeader: server.apiKeyHeader,
@@ -164,6 +180,8 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     ...(approvals !== undefined && { approvals }),
     ...(raw.tools !== undefined && { tools: raw.tools }),
     push,
+    ...(metrics !== undefined && { metrics }),
+    ...(raw.telemetry !== undefined && { telemetry: raw.telemetry }),
     agents: raw.agents,
     clients,
   };

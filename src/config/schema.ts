@@ -23,6 +23,8 @@ import { OpenAiBackendSchema } from '../agents/openai/config.js';
 import { UpstreamBackendSchema } from '../agents/upstream/config.js';
 import { ToolsSchema } from '../tools/config.js';
 import { PushSchema } from '../push/config.js';
+import { TelemetrySchema } from '../telemetry/config.js';
+import { MetricsSchema } from './metrics.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
 const Identifier = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
@@ -147,6 +149,25 @@ const Client = Type.Object(
      * an owner, an action proposed on this client's task is refused: nobody could approve it.
      */
     owner: Type.Optional(Identifier),
+    /**
+     * The TLS client certificate that names this client (`server.tls.clientCertificates`): its
+     * exact subject and/or SHA-256 fingerprint (both must match when both are given).
+     */
+    certificate: Type.Optional(
+      Type.Object(
+        {
+          /** The subject, `CN=ci-bot` or `O=Acme, CN=ci-bot` (every attribute, any order). */
+          subject: Type.Optional(Type.String({ minLength: 3, maxLength: 1024 })),
+          /** `AB:CD:…` (32 bytes in hex; colons optional, any case). */
+          fingerprint256: Type.Optional(Type.String({ pattern: '^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$' })),
+          /** The certificate alone authenticates, without the token. */
+          alone: Type.Boolean({ default: false }),
+          /** The token is refused unless it comes with this certificate. */
+          required: Type.Boolean({ default: false }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -216,6 +237,27 @@ const Server = Type.Object(
     maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
     /** Callers from addresses other than loopback get 403 unless this is on. */
     allowNonLoopback: Type.Boolean({ default: false }),
+    /**
+     * `allowNonLoopback` without `tls` is refused unless this is on: plain HTTP beyond loopback,
+     * for a TLS-terminating proxy on a trusted network hop.
+     */
+    allowInsecureNetwork: Type.Boolean({ default: false }),
+    /** Serve HTTPS (TLS 1.2+) with these PEM files, reloaded when they change. */
+    tls: Type.Optional(
+      Type.Object(
+        {
+          cert: Type.String({ minLength: 1, maxLength: 4096 }),
+          key: Type.String({ minLength: 1, maxLength: 4096 }),
+          /** The CA(s) that client certificates must chain to. */
+          ca: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+          /** `request`: verified ones may name a client; `require`: no handshake without one. */
+          clientCertificates: Type.Union([Type.Literal('off'), Type.Literal('request'), Type.Literal('require')], {
+            default: 'off',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /**
      * This gateway's id in the hop chain of relayed calls (loop detection). Random per process
      * by default; give the replicas of one deployment the same one.
@@ -295,6 +337,11 @@ const Store = Type.Union([
       poolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       statementTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
       connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+      /**
+       * With several replicas: a running turn's lease lapses this long after its replica stopped
+       * renewing it, and another replica fails the task. Default 30.
+       */
+      leaseSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
       ...Retention,
     },
     { additionalProperties: false },
@@ -482,6 +529,10 @@ export const ConfigSchema = Type.Object(
     tools: Type.Optional(ToolsSchema),
     /** Push notifications (webhooks); off unless `enabled` (docs/CONFIGURATION.md, "push"). */
     push: Type.Optional(PushSchema),
+    /** Prometheus metrics on a listener of their own; off unless present (docs/CONFIGURATION.md, "metrics"). */
+    metrics: Type.Optional(MetricsSchema),
+    /** Trace export over OTLP/HTTP; off unless present or OTEL_EXPORTER_OTLP_*ENDPOINT is set (docs/OPERATIONS.md, "Tracing"). */
+    telemetry: Type.Optional(TelemetrySchema),
     agents: Type.Array(Agent, { minItems: 1, maxItems: 1000 }),
     clients: Type.Array(Client, { default: [], maxItems: 100_000 }),
   },
@@ -491,6 +542,7 @@ export const ConfigSchema = Type.Object(
 export type RawConfig = Static<typeof ConfigSchema>;
 export type AgentConfig = Static<typeof Agent>;
 export type ClientConfig = Static<typeof Client>;
+export type ServerTlsConfig = NonNullable<Static<typeof Server>['tls']>;
 export type TokenSourceConfig = Static<typeof TokenSource>;
 export type BackendConfigRaw = Static<typeof Backend>;
 export type { OpenAiBackendConfig } from '../agents/openai/config.js';

@@ -9,118 +9,63 @@
  * const url = await gateway.listen();
  * ```
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentBackend } from '../agents/backend.js';
-import type { AuditSink } from '../audit/index.js';
-import type { AirlockConfig } from '../config/load.js';
+import { DEFAULT_LEASE_SECONDS, type AirlockConfig } from '../config/load.js';
+import type { Task } from '../protocol/model.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
-import { LocalTaskEventBus, type TaskEventBus } from '../tasks/events.js';
+import { LocalTaskEventBus } from '../tasks/events.js';
 import type { TaskStore } from '../tasks/store.js';
-import type { ToolHub } from '../tools/index.js';
 import type { DecidedTask } from '../approvals/gate.js';
 import type { TaskStoreEvent } from '../tasks/stores/fair-shares.js';
 import { MemoryTaskStore } from '../tasks/stores/memory.js';
 import { fairSharesFor, memoryBounds } from '../tasks/stores/index.js';
-import { createClientAuthentication } from './admission/authenticate.js';
 import { compose } from './admission/compose.js';
 import { awaitContinue } from './admission/continue.js';
 import { createNetworkGate } from './admission/gate.js';
-import { createInFlightStep, createTurnGrants } from './admission/in-flight.js';
-import { createLockout, monotonicNow } from './admission/lockout.js';
 import { createOriginStep } from './admission/origin.js';
-import { createRateStep } from './admission/rate.js';
 import { createStreamSlotStep } from './admission/stream-slot.js';
-import type { AdmittedInbound, AgentInbound } from './admission/inbound.js';
+import type { AdmittedInbound } from './admission/inbound.js';
 import type { DialectVersion } from '../protocol/dialect.js';
 import type { TurnCandidate } from './admission/turn.js';
-import { createMetadataStep } from './admission/metadata.js';
-import { createTurnContentStep } from './admission/turn-content.js';
 import { openApprovals } from './approvals/wiring.js';
 import { Authenticator } from './auth/index.js';
 import { CardCache, cardBaseUrl, hostForUrl } from './cards.js';
 import { parseTrustedProxies } from './gate/client-address.js';
 import { processInstanceId } from '../client/outbound-transport.js';
 import { InboundAudit, openAuditSinks } from './inbound-audit.js';
-import { AuthFailureLimiter, RateLimiter, type AuthFailureLockout, type RequestRateLimit } from './limits/index.js';
-import type { SharedLimits } from './limits/shared/index.js';
-import type { Logger } from './log.js';
+import { AuthFailureLimiter, RateLimiter } from './limits/index.js';
 import { publishAgents } from './published-agents.js';
-import { toolboxBuilders } from './tools.js';
 import { storeShareOptions } from './store-shares.js';
 import { createDrainStep, Drain } from './lifecycle/drain.js';
+import { createCallerAdmission } from './admission/caller.js';
+import type { Gateway, GatewayOptions } from './gateway-options.js';
+import { openMetrics, routeMeters } from './metrics/wiring.js';
 import { createReadiness } from './lifecycle/readiness.js';
 import { createDecidedResume } from './resume-decided.js';
-import { refuse, sendJson } from './respond/response.js';
+import { sendJson } from './respond/response.js';
 import { createAskRoute } from './routes/ask.js';
 import { createDocumentRoutes } from './routes/documents.js';
 import { createHttpJsonRoute } from './routes/http-json.js';
 import { createRpcRoute } from './routes/jsonrpc.js';
-import { openPush } from '../push/index.js';
+import { createPushTap, openPush } from '../push/index.js';
 import { createRouter } from './routes/router.js';
+import { createGatewayReload } from './reload/gateway-reload.js';
+import { LiveAuthFailures, LiveCertificates, LiveRates } from './reload/live.js';
+import { createLiveTurnAdmission } from './reload/turn-admission.js';
+import { CertificateIdentities, createListener } from './tls/index.js';
 
-export interface GatewayOptions {
-  logger: Logger;
-  store?: TaskStore;
-  /** Where audit rows go; by default the sinks the config names (`audit.file`, `audit.stdout`). */
-  auditSink?: AuditSink;
-  /**
-   * Backends written in code, by agent slug: they replace the configured `backend` of that
-   * agent (the card and every guard still come from the config).
-   */
-  backends?: Readonly<Record<string, AgentBackend>>;
-  /**
-   * The task event bus, when several replicas share the store (`createPostgresTaskEventBus`,
-   * `createRedisTaskEventBus`): streams, subscriptions and cancels then reach tasks running on
-   * other replicas. Default: a bus for this process alone. Closed with the gateway.
-   */
-  bus?: TaskEventBus;
-  /**
-   * Limits shared by the replicas (`createSharedLimits`): they replace this process's request
-   * rate, auth-failure lockout and in-flight caps. Closed with the gateway.
-   */
-  sharedLimits?: SharedLimits;
-  /**
-   * The tool servers, connected (`ToolHub.start`, as `airlock serve` does): agents with
-   * `allowTools` get their allowed tools through it. Closed with the gateway. Without it no
-   * agent gets a tool.
-   */
-  tools?: ToolHub;
-}
+export type { Gateway, GatewayOptions } from './gateway-options.js';
 
-export interface Gateway {
-  readonly server: Server;
-  readonly service: TaskService;
-  /** Binds the configured host and port; resolves with the base URL. */
-  listen(): Promise<string>;
-  /**
-   * Restart safety: fails every task a previous process left running in a store this process
-   * serves alone (SQLite, or PostgreSQL with one replica), with an audit row each
-   * (`gateway_restart`). Call once before `listen`. Resolves with how many; 0 for the memory
-   * store and whenever a shared bus says other replicas serve the store.
-   */
-  recoverInterrupted(): Promise<number>;
-  /**
-   * Resumes the tasks whose action a person decided and no process used yet: with a durable
-   * store, a decision made just before a restart (or on a replica that stopped) still moves its
-   * task on. Call once after `listen`. Resolves with how many were handed on; 0 for the memory
-   * store.
-   */
-  resumeDecided(): Promise<number>;
-  /**
-   * Graceful stop (SIGTERM): refuses new turns (503 + Retry-After) and answers `/readyz` 503 at
-   * once, stops accepting connections, and resolves once the running turns have finished or
-   * `server.drainSeconds` passed, with how many were still running (`close` fails those).
-   */
-  drain(): Promise<number>;
-  /**
-   * Where a task store opened before the gateway (a database store, by `airlock serve`) reports
-   * its quota refusals and parked tasks failed by their TTL: each becomes an audit row.
-   */
-  onStoreEvent(event: TaskStoreEvent): void;
-  close(): Promise<void>;
-}
-
+/**
+ * The gateway for `config`: see {@link Gateway}.
+ *
+ * @example
+ * ```ts
+ * const gateway = createGateway(config, { logger });
+ * const url = await gateway.listen();
+ * ```
+ */
 export function createGateway(config: AirlockConfig, options: GatewayOptions): Gateway {
   const { logger, bus, sharedLimits } = options;
   if (options.store === undefined && config.store.type !== 'memory') {
@@ -133,7 +78,9 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     if (event.type === 'refused') audit.storeRefused(event.owner, event.quota);
     else audit.restartFailed(event.owner, event.task, 'parked_ttl');
   };
-  const store: TaskStore =
+  // With `metrics`, the store is timed and every audit row counted (server/metrics/).
+  const metrics = openMetrics(config, logger);
+  const unmeteredStore: TaskStore =
     options.store ??
     new MemoryTaskStore({
       maxTasks: config.store.maxTasks,
@@ -141,12 +88,21 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       ...(config.store.type === 'memory' && memoryBounds(config.store)),
       ...fairSharesFor(config.store, storeShareOptions(config, onStoreEvent)),
     });
-  const configuredSink = options.auditSink ?? openAuditSinks(config.audit);
+  const store = metrics?.store(unmeteredStore, config.store.type) ?? unmeteredStore;
+  const unmeteredSink = options.auditSink ?? openAuditSinks(config.audit);
+  const configuredSink = metrics?.auditSink(unmeteredSink) ?? unmeteredSink;
   let port = config.server.port;
   const auth = Authenticator.fromConfig(config, { logger });
-  const rates: RequestRateLimit = sharedLimits?.rate ?? new RateLimiter({ limit: config.limits.requestsPerMinute });
-  const authFailures: AuthFailureLockout =
-    sharedLimits?.authFailures ?? new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute });
+  // Swappable on reload (reload/live.ts): a limiter whose limit did not change keeps its state.
+  const rates = new LiveRates(
+    sharedLimits?.rate ?? new RateLimiter({ limit: config.limits.requestsPerMinute }),
+    config.limits.requestsPerMinute,
+  );
+  const authFailures = new LiveAuthFailures(
+    sharedLimits?.authFailures ?? new AuthFailureLimiter({ limit: config.limits.authFailuresPerMinute }),
+    config.limits.authFailuresPerMinute,
+  );
+  const certificates = new LiveCertificates(new CertificateIdentities(config.clients));
   // With approvals on, the console's audit tail sees every row too (the person's own ones only).
   const audit = new InboundAudit(
     config.approvals === undefined
@@ -175,11 +131,25 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const observe = approvals.observe(audit.taskObserver());
   // Push delivery listens on the bus the service publishes on: with push on, one is made here.
   const taskBus = bus ?? (config.push.enabled ? new LocalTaskEventBus() : undefined);
+  // With a durable store, push writes each event this replica publishes to the store's outbox.
+  const pushTap =
+    config.push.enabled && store.push !== undefined && taskBus !== undefined ? createPushTap(taskBus) : undefined;
+  // Replicas sharing the store (a shared bus, and a store with leases): each running turn holds a
+  // lease, and a task whose replica stopped is failed by another one (tasks/service/leases.ts).
+  const leases =
+    store.leases !== undefined && bus?.requestCancel !== undefined
+      ? {
+          leases: store.leases,
+          ttlMs: (config.store.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+          onLapsed: (owner: string, task: Task) => audit.restartFailed(owner, task, 'replica_lost'),
+        }
+      : undefined;
   const service = new TaskService({
     store,
+    ...(leases !== undefined && { leases }),
     logger: (level, event, fields) => logger[level]({ event, ...fields }),
     ...(observe !== undefined && { observe }),
-    ...(taskBus !== undefined && { bus: taskBus }),
+    ...(taskBus !== undefined && { bus: pushTap?.bus ?? taskBus }),
     gate: approvals.desk,
     limits: {
       maxHistoryMessages: config.limits.maxHistoryMessages,
@@ -190,49 +160,27 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   const cards = new CardCache(config);
 
   // Admission: the caller (lockout → credentials → rate), then, per route, the body and the turn.
-  const admitCaller = compose(
-    createLockout<AgentInbound>({
-      authFailures,
-      now: monotonicNow,
-      refuseLocked: (inbound, seconds) => {
-        audit.rateLimited('auth_failure_limit', inbound.agent.config.slug, inbound.remote);
-        refuse(
-          inbound.res,
-          429,
-          'RESOURCE_EXHAUSTED',
-          'Too many failed authentications from this address; try again later',
-          {
-            'retry-after': String(seconds),
-            connection: 'close',
-          },
-        );
-      },
-    }),
-    createClientAuthentication({ auth, audit, authFailures, logger, apiKeyHeader: config.server.apiKeyHeader }),
-    createRateStep({ rates, audit }),
-  );
-  // Each tool-using agent's toolbox, built per turn from the hub (src/tools/, wired in ./tools.ts).
-  const toolboxes = toolboxBuilders(config, { hub: options.tools, audit });
-  const grants = createTurnGrants({
-    config,
-    ...(toolboxes !== undefined && { tools: toolboxes }),
-    ...(sharedLimits !== undefined && { inFlight: sharedLimits.inFlight }),
+  const admitCaller = createCallerAdmission({
+    auth,
+    audit,
+    authFailures,
+    rates,
+    certificates,
+    logger,
+    apiKeyHeader: config.server.apiKeyHeader,
   });
+  // The turn steps (content, metadata, in-flight slot and grant with each agent's tools), rebuilt
+  // by a reload (reload/turn-admission.ts): a running turn keeps the grant it was admitted with.
+  const turns = createLiveTurnAdmission({ config, audit, hub: options.tools, sharedInFlight: sharedLimits?.inFlight });
   decided.resume = createDecidedResume({
     service,
-    grants,
+    grants: turns.grants,
     backendOf: (slug) => published.agents.get(slug)?.backend,
     logger,
   });
   // Between SIGTERM and exit no new turn starts (lifecycle/drain.ts); the rest is served.
   const drain = new Drain();
-  const admitTurn = compose(
-    createDrainStep<TurnCandidate>({ drain, audit }),
-    createTurnContentStep<TurnCandidate>({ config, audit }),
-    // What a caller makes us keep besides the text (metadata, extensions, …): both routes.
-    createMetadataStep<TurnCandidate>({ config, audit }),
-    createInFlightStep<TurnCandidate>({ config, audit, grants }),
-  );
+  const admitTurn = compose(createDrainStep<TurnCandidate>({ drain, audit }), turns.admit);
   const limits = {
     maxBodyBytes: config.server.maxBodyBytes,
     bodyTimeoutMs: config.server.bodyTimeoutMs,
@@ -243,6 +191,15 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
         tasks: service,
         ...(taskBus !== undefined && { bus: taskBus }),
         audit: (row) => configuredSink?.write(row),
+        ...(store.push !== undefined &&
+          pushTap !== undefined && {
+            durable: {
+              push: store.push,
+              tap: pushTap,
+              onError: (error: unknown) =>
+                logger.warn({ event: 'push.outbox_error', error: error instanceof Error ? error.message : 'unknown' }),
+            },
+          }),
       })
     : undefined;
   const bindingOptions = {
@@ -253,11 +210,20 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     admitStream: createStreamSlotStep({ limits: config.limits, audit }),
     limits,
     extendedCard: ({ req, agent }: AdmittedInbound, version: DialectVersion) =>
-      cards.render(agent.config, version, cardBaseUrl(config.server.publicUrl, req.headers.host, port), true).body,
+      cards.render(
+        agent.config,
+        version,
+        cardBaseUrl(config.server.publicUrl, req.headers.host, port, listener.scheme),
+        true,
+      ).body,
     logger,
     // Push notifications (src/push/): absent unless `push.enabled` (the methods answer -32003).
     ...(push !== undefined && { push }),
+    ...(metrics !== undefined && { meter: metrics.requests.rpc }),
   };
+  metrics?.sample({ turnsInFlight: () => service.running, streamsOpen: bindingOptions.admitStream.open });
+  // The A2A routes, counted by the request meter when metrics are on.
+  const meter = routeMeters(metrics);
   const route = createRouter({
     config,
     agents: published.agents,
@@ -270,15 +236,19 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     }),
     origin: createOriginStep({ allowedOrigins: config.server.allowedOrigins, audit }),
     documents: createDocumentRoutes({ config, cards, admitCaller, port: () => port }),
-    rpc: createRpcRoute(bindingOptions),
+    rpc: meter.jsonRpc(createRpcRoute(bindingOptions)),
     // The same admission steps, stream slots and service as JSON-RPC: a third codec at the edge.
-    httpJson: config.server.httpJson !== false ? createHttpJsonRoute(bindingOptions) : undefined,
-    ask: createAskRoute({ service, admitCaller, admitTurn, limits }),
+    httpJson: config.server.httpJson !== false ? meter.httpJson(createHttpJsonRoute(bindingOptions)) : undefined,
+    ask: meter.ask(createAskRoute({ service, admitCaller, admitTurn, limits })),
     approvals: approvals.routes,
     readiness: createReadiness({ drain, store }),
   });
 
-  const server = createServer(
+  // node:http, or node:https with `server.tls` (tls/): the same options and handler either way.
+  const listener = createListener(
+    config.server,
+    { logger, ...(options.tlsWatch !== undefined && { watch: options.tlsWatch }) },
+    handle,
     {
       // Slow clients are cut off: headers within headersTimeoutMs, the whole request within both
       // limits together (readBody enforces the body's own deadline and answers 408).
@@ -287,8 +257,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       // Node checks those timeouts only this often (30 s by default).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.server.headersTimeoutMs / 2))),
     },
-    handle,
   );
+  const server = listener.server;
   // `Expect: 100-continue`: Node would answer 100 before any check; with this listener the
   // request goes through admission first, and the body step sends the 100 once it is admitted
   // (admission/continue.ts). A refused request gets its 401/403/429 without one.
@@ -317,7 +287,22 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
   return {
     server,
     service,
+    metrics,
     onStoreEvent,
+    reload: createGatewayReload({
+      config,
+      logger,
+      sharedLimits: sharedLimits !== undefined,
+      auth,
+      certificates,
+      rates,
+      authFailures,
+      turns,
+      onReload: (outcome) => {
+        metrics?.series.reloads.inc(outcome.outcome, outcome.outcome === 'applied' ? 'none' : outcome.reason);
+        options.onReload?.(outcome);
+      },
+    }),
     recoverInterrupted: async () => {
       // With a shared bus other replicas serve the same store: their running tasks are not ours.
       if (store.failRunning === undefined || options.bus?.requestCancel !== undefined) return 0;
@@ -347,16 +332,20 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       if (handed > 0) logger.info({ event: 'decided_actions_resumed', count: handed });
       return handed;
     },
-    listen: () =>
-      new Promise((resolve, reject) => {
+    listen: async () => {
+      // The metrics listener first: a port it cannot bind fails the start as the gateway's would.
+      await metrics?.listen();
+      return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.server.port, config.server.host, () => {
           server.off('error', reject);
           port = (server.address() as AddressInfo).port;
-          resolve(`http://${hostForUrl(config.server.host)}:${port}`);
+          resolve(`${listener.scheme}://${hostForUrl(config.server.host)}:${port}`);
         });
-      }),
+      });
+    },
     close: async () => {
+      await metrics?.close();
       await service.close();
       await push?.close();
       await published.close();
@@ -368,6 +357,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       await store.close();
       await auth.close();
       audit.close();
+      listener.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -106,11 +106,16 @@ export class InboundAudit {
   }
 
   /**
-   * A task a previous process left running, failed at startup (restart safety). The owner key is
+   * A task a previous process left running, failed at startup (restart safety), a parked task
+   * past its TTL, or a task whose replica stopped (`replica_lost`, failed by another). The owner key is
    * all that is left of the caller: `principalKey@agentSlug`, the principal key being
    * `kind:client:actingAgent:subject` with each part %-escaped.
    */
-  restartFailed(owner: string, task: Task, reason: 'gateway_restart' | 'parked_ttl' = 'gateway_restart'): void {
+  restartFailed(
+    owner: string,
+    task: Task,
+    reason: 'gateway_restart' | 'parked_ttl' | 'replica_lost' = 'gateway_restart',
+  ): void {
     if (this.#sink === undefined) return;
     const at = owner.lastIndexOf('@');
     const principal = owner.slice(0, at).split(':');
@@ -383,6 +388,7 @@ function failedReason(reason: TaskLifecycleEvent['reason']): AuditReasonOf<'a2a.
     case 'action_denied':
     case 'action_expired':
     case 'output_too_large':
+    case 'replica_lost':
       return reason;
     default:
       return 'agent_failed';

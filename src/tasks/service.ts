@@ -38,6 +38,7 @@ import {
   withHistory,
   withStatus,
 } from './service/lifecycle.js';
+import { REPLICA_LOST_TEXT, TurnLeaseKeeper, type TurnLeaseOptions } from './service/leases.js';
 import { emitOutcome, LiveTasks, type LiveTask } from './service/live.js';
 import { describe, type ServiceLogger } from './service/log.js';
 import type { ServiceParts } from './service/parts.js';
@@ -52,6 +53,7 @@ export type { CallContext } from './call-context.js';
 export type { ServiceLogger } from './service/log.js';
 export { failedByRestart, RESTART_FAILURE_TEXT, withHistory } from './service/lifecycle.js';
 export { DEFAULT_TASK_CAPS, type TaskCaps } from './service/caps.js';
+export { REPLICA_LOST_TEXT, type TurnLeaseOptions } from './service/leases.js';
 
 /**
  * How a task service is built. Admission is not here: the caller's admission chain grants each
@@ -92,6 +94,11 @@ export interface TaskServiceOptions {
    * turn that passes it fails). The gateway passes its config's `limits`.
    */
   limits?: Partial<TaskCaps>;
+  /**
+   * Turn leases, when several replicas share the store (see service/leases.ts): each running
+   * turn holds one, and a task whose replica stopped renewing it is failed by another replica.
+   */
+  leases?: TurnLeaseOptions;
 }
 
 /**
@@ -112,6 +119,8 @@ export class TaskService {
   readonly #replicas: Replicas;
   /** Stops listening for other replicas' cancel requests. */
   readonly #stopCancelRequests: (() => void) | undefined;
+  /** This replica's turn leases, with a shared store. */
+  readonly #leases: TurnLeaseKeeper | undefined;
 
   constructor(options: TaskServiceOptions) {
     const store = options.store;
@@ -136,6 +145,19 @@ export class TaskService {
       cancelWaitMs: options.remoteCancelWaitMs ?? 2_000,
     });
     this.#stopCancelRequests = this.#parts.bus.onCancelRequest?.((taskId) => this.#cancelRequested(taskId));
+    if (options.leases !== undefined) {
+      // Another replica failed the task while this one stood still: the turn stops here too.
+      const stopLost = (lost: LiveTask): void =>
+        this.#bridge.stop(lost, new Error('turn lease lost'), 'failed', REPLICA_LOST_TEXT, 'replica_lost');
+      this.#leases = new TurnLeaseKeeper(this.#parts, options.leases, stopLost);
+      live.listener = this.#leases;
+      this.#leases.start();
+    }
+  }
+
+  /** This replica's turn leases (tests): their id and a sweep on demand. */
+  get leases(): TurnLeaseKeeper | undefined {
+    return this.#leases;
   }
 
   /**
@@ -419,6 +441,8 @@ export class TaskService {
     }
     registry.clear();
     await Promise.allSettled(pending);
+    // After the turns: their leases are released once their last writes landed.
+    await this.#leases?.close();
   }
 
   /** How many turns run right now (for limits and tests). */

@@ -13,6 +13,8 @@
  * ```
  */
 import type { ApprovalRecords } from './stores/approval-records.js';
+import type { DurablePush } from './stores/push-outbox.js';
+import type { TurnLeases } from './stores/leases.js';
 import type { Task, TaskState } from '../protocol/model.js';
 
 export interface TaskQuery {
@@ -84,6 +86,16 @@ export interface TaskStore {
    * approvals service then keeps them in its own memory.
    */
   readonly approvals?: ApprovalRecords;
+  /**
+   * Where a durable store keeps push configs and the push outbox (SQLite, PostgreSQL), so that
+   * pending webhooks outlive the process and replicas share them. Absent in the memory store.
+   */
+  readonly push?: DurablePush;
+  /**
+   * Turn leases, in a store several replicas share (PostgreSQL): how a surviving replica learns
+   * that the replica running a turn died (see stores/leases.ts). Absent in memory and SQLite.
+   */
+  readonly leases?: TurnLeases;
   /** Frees timers and connections. */
   close(): Promise<void>;
 }

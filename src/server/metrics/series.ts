@@ -82,6 +82,8 @@ export interface MetricSeries {
   readonly auditRows: LabelledCounter;
   readonly auditWriteSeconds: LabelledHistogram;
   readonly auditWriteErrors: LabelledCounter;
+  /** outcome (applied, refused), reason (none, invalid_config, needs_restart, apply_failed) */
+  readonly reloads: LabelledCounter;
   /** Sets where the scrape-time gauges read from. */
   sample(sources: GaugeSources): void;
 }
@@ -206,6 +208,10 @@ export function createSeries(options: { defaultMetrics?: boolean } = {}): Metric
       'Audit rows the configured sinks failed to write.',
       [],
     ),
+    reloads: counter('airlock_config_reloads_total', 'Config reloads (SIGHUP), by outcome and reason.', [
+      'outcome',
+      'reason',
+    ]),
     sample: (next) => Object.assign(sources, next),
   };
 }

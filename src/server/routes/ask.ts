@@ -27,7 +27,9 @@ import {
   sendAsk,
   type AskErrorResponse,
 } from '../rest/ask.js';
-import { startInboundSpan, tracingActive } from '../trace.js';
+import type { Span } from '@opentelemetry/api';
+import { ATTR, SPAN } from '../../telemetry/tracer.js';
+import { noteError, serveInSpan, startInboundSpan, tracedStep, tracingActive } from '../trace.js';
 
 /**
  * What the route needs from the gateway around it.
@@ -79,13 +81,21 @@ export function createAskRoute(options: AskRouteOptions): (inbound: AgentInbound
   });
   const admitRequest = compose(options.admitCaller, readJson);
 
-  return async (inbound) => {
-    const admitted = await admitRequest(inbound);
+  // The server span covers admission too; with no tracer registered there is none (no closure).
+  return (inbound) => {
+    const span = tracingActive()
+      ? startInboundSpan('a2a.ask', headerOf(inbound.req, 'traceparent'), { 'a2a.agent': inbound.agent.config.slug })
+      : undefined;
+    return span === undefined ? serveAsk(inbound, undefined) : serveInSpan(span, () => serveAsk(inbound, span));
+  };
+
+  async function serveAsk(inbound: AgentInbound, span: Span | undefined): Promise<void> {
+    const admitted = await (span === undefined
+      ? admitRequest(inbound)
+      : tracedStep(SPAN.admission, admitRequest, inbound, span));
     if (admitted === REFUSED) return;
     const { res, agent, principal } = admitted;
-    const span = tracingActive()
-      ? startInboundSpan('a2a.ask', headerOf(admitted.req, 'traceparent'), { 'a2a.agent': agent.config.slug })
-      : undefined;
+    span?.setAttribute(ATTR.method, 'send');
     try {
       let parsed: unknown;
       try {
@@ -109,17 +119,17 @@ export function createAskRoute(options: AskRouteOptions): (inbound: AgentInbound
         text: '',
         grant: undefined,
       };
-      const reply = await andThen(admitTurn(turn), (granted) =>
-        granted === REFUSED ? REFUSED : sendAsk(service, granted.ctx, message, granted.grant),
+      const reply = await andThen(
+        span === undefined ? admitTurn(turn) : tracedStep(SPAN.admissionTurn, admitTurn, turn, span),
+        (granted) => (granted === REFUSED ? REFUSED : sendAsk(service, granted.ctx, message, granted.grant)),
       );
       if (reply !== REFUSED) sendJson(res, 200, reply);
     } catch (error) {
       if (!(error instanceof A2AError) && !(error instanceof AskRequestError) && !(error instanceof CapacityError)) {
         agent.onRpcError(error);
       }
+      if (span !== undefined) noteError(span, error);
       sendAskError(res, askErrorResponse(error));
-    } finally {
-      span?.end();
     }
-  };
+  }
 }

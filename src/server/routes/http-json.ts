@@ -38,7 +38,9 @@ import type { TurnCandidate } from '../admission/turn.js';
 import { dropUnreadBody, headerOf, refuse } from '../respond/response.js';
 import { turnMessageOf } from '../rpc.js';
 import { pipeEventsAsSse, writeSseError } from '../sse.js';
-import { startInboundSpan, tracingActive } from '../trace.js';
+import type { Span } from '@opentelemetry/api';
+import { SPAN } from '../../telemetry/tracer.js';
+import { noteError, noteRequest, serveInSpan, startInboundSpan, tracedStep, tracingActive } from '../trace.js';
 import { httpJsonFailure, runHttpJson, type HttpJsonOutcome } from './http-json/dispatch.js';
 import { READER_BEHIND_MESSAGE, type RpcRouteOptions } from './jsonrpc.js';
 
@@ -137,13 +139,24 @@ export function createHttpJsonRoute(
     }
   }
 
-  return async (inbound, route) => {
-    const caller = await options.admitCaller(inbound);
+  // The server span covers admission too; with no tracer registered there is none (no closure).
+  return (inbound, route) => {
+    const span = tracingActive()
+      ? startInboundSpan('a2a.http_json', headerOf(inbound.req, 'traceparent'), {
+          'a2a.agent': inbound.agent.config.slug,
+        })
+      : undefined;
+    return span === undefined
+      ? serveRequest(inbound, route, undefined)
+      : serveInSpan(span, () => serveRequest(inbound, route, span));
+  };
+
+  async function serveRequest(inbound: AgentInbound, route: HttpJsonRoute, span: Span | undefined): Promise<void> {
+    const caller = await (span === undefined
+      ? options.admitCaller(inbound)
+      : tracedStep(SPAN.admission, options.admitCaller, inbound, span));
     if (caller === REFUSED) return;
     const { req, res, agent, principal } = caller;
-    const span = tracingActive()
-      ? startInboundSpan('a2a.http_json', headerOf(req, 'traceparent'), { 'a2a.agent': agent.config.slug })
-      : undefined;
     let stream: StreamCandidate | undefined;
     try {
       // The binding is served at v1.0 only: a missing or empty A2A-Version (0.3) is refused too.
@@ -176,8 +189,9 @@ export function createHttpJsonRoute(
       try {
         request = decodeHttpJsonRequest(route, queryOf(req.url), body);
       } catch (error) {
-        return write(res, httpJsonFailure(error, agent.onRpcError));
+        return write(res, noted(span, httpJsonFailure(error, agent.onRpcError)));
       }
+      if (span !== undefined) noteRequest(span, request);
 
       const failed = (error: unknown): void => write(res, httpJsonFailure(error, agent.onRpcError));
       const turn: TurnCandidate = {
@@ -208,18 +222,24 @@ export function createHttpJsonRoute(
       };
       let outcome: HttpJsonOutcome | typeof REFUSED;
       try {
-        outcome = await andThen(admitTurn(turn), (granted) =>
-          granted === REFUSED ? REFUSED : runHttpJson(request, call, granted.grant),
+        outcome = await andThen(
+          span === undefined ? admitTurn(turn) : tracedStep(SPAN.admissionTurn, admitTurn, turn, span),
+          (granted) => (granted === REFUSED ? REFUSED : runHttpJson(request, call, granted.grant)),
         );
       } catch (error) {
         outcome = httpJsonFailure(error, agent.onRpcError);
       }
       if (outcome === REFUSED) return;
       if (outcome.kind === 'stream') await pipeStream(res, outcome);
-      else write(res, outcome);
+      else write(res, noted(span, outcome));
     } finally {
       stream?.release?.();
-      span?.end();
     }
-  };
+  }
+}
+
+/** The outcome, its error code noted on the server span first. */
+function noted(span: Span | undefined, outcome: HttpJsonOutcome): HttpJsonOutcome {
+  if (span !== undefined && outcome.kind === 'error') noteError(span, outcome.error);
+  return outcome;
 }

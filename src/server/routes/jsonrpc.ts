@@ -24,9 +24,12 @@ import type { Logger } from '../log.js';
 import { headerOf, refuse, writeJson } from '../respond/response.js';
 import { decodeRpc, fallbackDialect, rpcFailure, runRpc, turnMessageOf, type RpcOutcome } from '../rpc.js';
 import { pipeEventsAsSse, writeSseError } from '../sse.js';
-import { startInboundSpan, tracingActive } from '../trace.js';
+import type { Span } from '@opentelemetry/api';
+import { SPAN } from '../../telemetry/tracer.js';
+import { noteRequest, noteRpcAnswer, serveInSpan, startInboundSpan, tracedStep, tracingActive } from '../trace.js';
 import type { DialectVersion } from '../../protocol/dialect.js';
 import type { PushService } from '../../push/service.js';
+import type { A2AOperation } from '../../protocol/model.js';
 
 /** `A2A-Version` from the header, else from the query (§3.6): one `indexOf` when there is no query. */
 function versionOf(req: IncomingMessage): string | undefined {
@@ -59,6 +62,21 @@ export interface RpcRouteOptions {
   logger: Logger;
   /** Push-config operations, when `push.enabled`; absent: the push methods answer -32003. */
   push?: PushService;
+  /** Told the decoded method and each answer, when metrics are on (server/metrics/requests.ts). */
+  meter?: RpcRouteMeter;
+}
+
+/**
+ * What the route tells the request meter: closed values only (the canonical method, the dialect).
+ *
+ * @example
+ * ```ts
+ * const meter: RpcRouteMeter = { decoded: (res, method, version) => {}, answered: (res, outcome) => {} };
+ * ```
+ */
+export interface RpcRouteMeter {
+  decoded(res: ServerResponse, method: A2AOperation, version: DialectVersion): void;
+  answered(res: ServerResponse, outcome: RpcOutcome): void;
 }
 
 /**
@@ -91,6 +109,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
 
   /** Sends an outcome; a stream is piped as SSE until it ends (the promise settles then). */
   function write(res: ServerResponse, outcome: RpcOutcome): Promise<void> | undefined {
+    options.meter?.answered(res, outcome);
     if (outcome.kind === 'json') writeJson(res, 200, outcome.body);
     else if (outcome.kind === 'unavailable') {
       refuse(res, 503, 'UNAVAILABLE', outcome.message, { 'retry-after': String(outcome.retryAfterSeconds) });
@@ -113,18 +132,32 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
     }
   }
 
-  return async (inbound) => {
-    const admitted = await admitRequest(inbound);
+  // The server span covers admission too; with no tracer registered there is none (no closure).
+  return (inbound) => {
+    const span = tracingActive()
+      ? startInboundSpan('a2a.jsonrpc', headerOf(inbound.req, 'traceparent'), {
+          'a2a.agent': inbound.agent.config.slug,
+        })
+      : undefined;
+    return span === undefined ? serveRequest(inbound, undefined) : serveInSpan(span, () => serveRequest(inbound, span));
+  };
+
+  async function serveRequest(inbound: AgentInbound, span: Span | undefined): Promise<void> {
+    const admitted = await (span === undefined
+      ? admitRequest(inbound)
+      : tracedStep(SPAN.admission, admitRequest, inbound, span));
     if (admitted === REFUSED) return;
     const { res, agent, principal } = admitted;
-    const span = tracingActive()
-      ? startInboundSpan('a2a.jsonrpc', headerOf(admitted.req, 'traceparent'), { 'a2a.agent': agent.config.slug })
-      : undefined;
     let stream: StreamCandidate | undefined;
     try {
       const decoded = decodeRpc(admitted.body, versionOf(admitted.req), agent.onRpcError);
-      if (!decoded.ok) return void write(res, decoded.outcome);
+      if (!decoded.ok) {
+        if (span !== undefined && decoded.outcome.kind === 'json') noteRpcAnswer(span, decoded.outcome.body);
+        return void write(res, decoded.outcome);
+      }
       const { request, dialect, id } = decoded;
+      if (span !== undefined) noteRequest(span, request);
+      options.meter?.decoded(res, request.method, dialect.version);
       const failed = (error: unknown): RpcOutcome => rpcFailure(error, id, dialect, request.method, agent.onRpcError);
       const turn: TurnCandidate = {
         ctx: {
@@ -160,8 +193,9 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       let outcome: RpcOutcome | typeof REFUSED;
       try {
         // Local caps answer at once: the turn goes to the service without a turn of the loop.
-        outcome = await andThen(admitTurn(turn), (granted) =>
-          granted === REFUSED ? REFUSED : runRpc(decoded, call, granted.grant),
+        outcome = await andThen(
+          span === undefined ? admitTurn(turn) : tracedStep(SPAN.admissionTurn, admitTurn, turn, span),
+          (granted) => (granted === REFUSED ? REFUSED : runRpc(decoded, call, granted.grant)),
         );
       } catch (error) {
         outcome = failed(error);
@@ -170,10 +204,12 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         await pipeStream(res, outcome, () =>
           JSON.stringify(jsonRpcError(id, dialect.encodeError(new A2AError('INTERNAL', READER_BEHIND_MESSAGE)))),
         );
-      } else if (outcome !== REFUSED) void write(res, outcome);
+      } else if (outcome !== REFUSED) {
+        if (span !== undefined && outcome.kind !== 'unavailable') noteRpcAnswer(span, outcome.body);
+        void write(res, outcome);
+      }
     } finally {
       stream?.release?.();
-      span?.end();
     }
-  };
+  }
 }

@@ -34,6 +34,10 @@
  */
 import type { ApprovalRecords } from './approval-records.js';
 import { PostgresApprovalRecords } from './postgres/approvals.js';
+import type { DurablePush } from './push-outbox.js';
+import { postgresPush } from './postgres/push.js';
+import type { TurnLeases } from './leases.js';
+import { PostgresTurnLeases } from './postgres/leases.js';
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
@@ -91,6 +95,10 @@ export class PostgresTaskStore implements TaskStore {
   readonly migration: MigrationReport;
   /** The actions waiting for a person and their decisions, shared by every replica (see approval-records.ts). */
   readonly approvals: ApprovalRecords;
+  /** Push configs and the push outbox, shared by every replica (see push-outbox.ts). */
+  readonly push: DurablePush;
+  /** The leases of turns running on the replicas (see leases.ts). */
+  readonly leases: TurnLeases;
   private readonly pool: Pool;
   private readonly sql: Statements;
   private readonly shareSql: ShareStatements;
@@ -168,6 +176,8 @@ export class PostgresTaskStore implements TaskStore {
     this.sql = statementsFor(quoteIdentifier(settings.schema));
     this.shareSql = shareStatementsFor(quoteIdentifier(settings.schema));
     this.approvals = new PostgresApprovalRecords(pool, quoteIdentifier(settings.schema));
+    this.push = postgresPush(pool, quoteIdentifier(settings.schema));
+    this.leases = new PostgresTurnLeases(pool, quoteIdentifier(settings.schema));
     this.shares = resolveFairShares(STORE_NAME, options);
     this.commits = new GroupCommit((rows) => this.writeRows(rows), STORE_NAME);
     this.listing = {

@@ -68,6 +68,8 @@ import { resolveRetention } from './retention.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, guard, openDatabase, STORE_NAME } from './sqlite/database.js';
 import type { ApprovalRecords } from './approval-records.js';
 import { SqliteApprovalRecords } from './sqlite/approvals.js';
+import type { DurablePush } from './push-outbox.js';
+import { sqlitePush } from './sqlite/push.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { checkShare, parkedIdle, prepareShareStatements, type SqliteShareStatements } from './sqlite/shares.js';
 import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
@@ -121,6 +123,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly migration: MigrationReport;
   /** The actions waiting for a person and their decisions (see approval-records.ts). */
   readonly approvals: ApprovalRecords;
+  /** Push configs and the push outbox (see push-outbox.ts). */
+  readonly push: DurablePush;
   private readonly db: SqliteDatabase;
   private readonly maxTasks: number;
   private readonly taskTtlMs: number;
@@ -192,6 +196,7 @@ export class SqliteTaskStore implements TaskStore {
       this.sql = prepareStatements(db);
       this.shareSql = prepareShareStatements(db);
       this.approvals = new SqliteApprovalRecords(db);
+      this.push = sqlitePush(db);
     } catch (error) {
       db.close();
       throw error;

@@ -119,11 +119,15 @@ describe('pendingMigrations', () => {
       '0b44a75760d50837ddfcfff88c7f02f27dbda57813f7ac5a0d82a068cf458cfd',
       '7362e974742c391b16ab0fc2919a1466eea0e6a38b69c20232625a20b14d3d6d',
       '0d1c2ce3213042b92e6deb9401bdb01d90af189df64cfcd789cc627c0f0647f3',
+      'fb34a146af92a2f9a6c08dcb07a88bd585b076806e4d44b5405c5abe7d3f45e6',
+      '6695f78cd3a13c308ad2f001596bb47378c5853ef5aee198592fed3184258d8c',
     ]);
     assert.deepEqual(POSTGRES_MIGRATIONS.map(checksumOf), [
       '4684d469ba02478198e53641ffd9b76cabad3ec4fe8a7c03359d4952a39ec372',
       '7362e974742c391b16ab0fc2919a1466eea0e6a38b69c20232625a20b14d3d6d',
       '6a6d94c7d173a51796c6a53382b86443699fcab3ef3f75749acd32f0eecb8913',
+      '329b6587968eb8fbeefd18f8bfd1a5feaa0097f429bd811c1de81df4fb5da9b4',
+      'b59bf656529c28ffa3fccbbda5076042f7ee4416b27fe69f1a51533702556149',
     ]);
   });
 });
@@ -203,7 +207,7 @@ describe('choosing and opening a store', () => {
     await memory.close();
     const sqlite = await openTaskStore(sqliteSpecForDataDir(join(tempDir(), 'data')));
     assert.ok(sqlite instanceof SqliteTaskStore);
-    assert.deepEqual(sqlite.migration.applied, [1, 2, 3]);
+    assert.deepEqual(sqlite.migration.applied, [1, 2, 3, 4, 5]);
     await sqlite.close();
   });
 
@@ -212,7 +216,7 @@ describe('choosing and opening a store', () => {
     const store = await openTaskStore({ type: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 });
     try {
       assert.ok(store instanceof PostgresTaskStore);
-      assert.deepEqual(store.migration.applied, [1, 2, 3]);
+      assert.deepEqual(store.migration.applied, [1, 2, 3, 4, 5]);
     } finally {
       await store.close();
       await withClient((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));

@@ -25,6 +25,14 @@
  * for a person and their decisions, shared by every replica. Decisions and uses are conditional
  * updates, so two replicas never both decide or both use one action.
  *
+ * Version 4: `push_configs` and `push_outbox`, as in SQLite. Replicas claim outbox rows with
+ * `FOR UPDATE SKIP LOCKED` and a lease (`claimed_by`, `claimed_until`): one delivers each row.
+ *
+ * Version 5: `turn_leases`, one row per turn running on a replica (see `postgres/leases.ts`):
+ * renewed by that replica, by `replica_id` (one statement for all its turns); a row past
+ * `expires_at` (the database's clock, so replicas' clocks need not agree) is claimed by one
+ * surviving replica, which fails the task.
+ *
  * @example
  * ```ts
  * const client = await pool.connect();
@@ -100,6 +108,52 @@ CREATE INDEX approval_actions_pending ON approval_actions (decider, created_at) 
 CREATE INDEX approval_actions_open ON approval_actions (principal, expires_at) WHERE state IN ('pending', 'approved');
 CREATE INDEX approval_actions_decided ON approval_actions (decided_at) WHERE state IN ('approved', 'denied');
 CREATE INDEX approval_actions_expiry ON approval_actions (expires_at);
+`,
+  },
+  {
+    version: 4,
+    name: 'push',
+    sql: `
+CREATE TABLE push_configs (
+  task_id TEXT COLLATE "C" NOT NULL,
+  config_id TEXT COLLATE "C" NOT NULL,
+  owner TEXT COLLATE "C" NOT NULL,
+  dialect TEXT COLLATE "C" NOT NULL CHECK (dialect IN ('1.0', '0.3')),
+  created_at BIGINT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (task_id, config_id)
+);
+CREATE INDEX push_configs_owner ON push_configs (owner);
+CREATE TABLE push_outbox (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_id TEXT COLLATE "C" NOT NULL,
+  config_id TEXT COLLATE "C" NOT NULL,
+  agent TEXT NOT NULL,
+  client TEXT,
+  event TEXT NOT NULL,
+  final BOOLEAN NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at BIGINT NOT NULL,
+  claimed_by TEXT,
+  claimed_until BIGINT NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX push_outbox_task ON push_outbox (task_id, id);
+CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at);
+`,
+  },
+  {
+    version: 5,
+    name: 'turn leases',
+    sql: `
+CREATE TABLE turn_leases (
+  task_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  owner TEXT COLLATE "C" NOT NULL,
+  replica_id TEXT COLLATE "C" NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX turn_leases_replica ON turn_leases (replica_id);
+CREATE INDEX turn_leases_expiry ON turn_leases (expires_at);
 `,
   },
 ];

@@ -30,6 +30,15 @@
  * restart) and the expiry sweep each have their index. `body` is the approvals layer's JSON;
  * `kept` the unredacted arguments and the agent's continuation, cleared when they are used.
  *
+ * Version 4: `push_configs` (one row per task and config id, `body` the config JSON; the owner
+ * index counts a principal's configs for its cap) and `push_outbox`, the webhook deliveries not
+ * yet done: one row per (event, config), delivered oldest first per task (`push_outbox_task`);
+ * `push_outbox_due` finds due rows; `claimed_by`/`claimed_until` is the lease of the process
+ * delivering a row. See `tasks/stores/push-outbox.ts`.
+ *
+ * Version 5: `turn_leases`, as in PostgreSQL, so both engines keep one version sequence. SQLite
+ * never uses it: one process serves the file, and restart safety fails its running tasks.
+ *
  * @example
  * ```ts
  * const db = new Database('/var/lib/airlock/airlock.db');
@@ -107,6 +116,50 @@ CREATE INDEX approval_actions_pending ON approval_actions (decider, created_at) 
 CREATE INDEX approval_actions_open ON approval_actions (principal, expires_at) WHERE state IN ('pending', 'approved');
 CREATE INDEX approval_actions_decided ON approval_actions (decided_at) WHERE state IN ('approved', 'denied');
 CREATE INDEX approval_actions_expiry ON approval_actions (expires_at);
+`,
+  },
+  {
+    version: 4,
+    name: 'push',
+    sql: `
+CREATE TABLE push_configs (
+  task_id TEXT NOT NULL,
+  config_id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  dialect TEXT NOT NULL CHECK (dialect IN ('1.0', '0.3')),
+  created_at INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (task_id, config_id)
+);
+CREATE INDEX push_configs_owner ON push_configs (owner);
+CREATE TABLE push_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL,
+  config_id TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  client TEXT,
+  event TEXT NOT NULL,
+  final INTEGER NOT NULL CHECK (final IN (0, 1)),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  claimed_by TEXT,
+  claimed_until INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX push_outbox_task ON push_outbox (task_id, id);
+CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at);
+`,
+  },
+  {
+    version: 5,
+    name: 'turn leases',
+    sql: `
+CREATE TABLE turn_leases (
+  task_id TEXT NOT NULL PRIMARY KEY,
+  owner TEXT NOT NULL,
+  replica_id TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
 `,
   },
 ];
