@@ -13,19 +13,13 @@
 import type { PushEventInput, PushOutbox, PushOutboxRow } from '../tasks/stores/push-outbox.js';
 import type { MemoryPushConfigs } from './memory.js';
 
-interface Row {
-  readonly id: number;
-  readonly taskId: string;
-  readonly configId: string;
-  readonly agent: string;
-  readonly client?: string;
-  readonly event: string;
-  readonly final: boolean;
+/** A stored row: what a claim hands out, plus when it is due and who holds it. */
+type Row = Omit<PushOutboxRow, 'attempts' | 'record'> & {
   attempts: number;
   nextAttemptAt: number;
   claimedBy?: string;
   claimedUntil: number;
-}
+};
 
 /**
  * In-memory outbox (see the module comment).

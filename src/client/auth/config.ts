@@ -18,7 +18,7 @@
 import { inspect } from 'node:util';
 import Type from 'typebox';
 import { MIN_SECRET_LENGTH } from '../../content/redact.js';
-import { RegistryError } from '../registry/error.js';
+import { collectProblems, RegistryError } from '../registry/error.js';
 import { checkHosts, checkUrl, type NetworkSettings } from '../registry/network.js';
 
 const SECRET_ENV = Type.String({ pattern: '^AIRLOCK_SECRET_[A-Z0-9_]{1,100}$' });
@@ -240,15 +240,8 @@ export function buildOAuth(
   }
   const client = raw[kind]!;
   const at = (key: string) => `auth.${kind}.${key}`;
-  const check = <T>(run: () => T): T | undefined => {
-    try {
-      return run();
-    } catch (error) {
-      if (!(error instanceof RegistryError)) throw error;
-      problems.push(error);
-      return undefined;
-    }
-  };
+  // Each check's RegistryError is kept for the report and the next check runs.
+  const check = collectProblems(problems);
   const tokenUrl = check(() => checkUrl(client.token_endpoint, label, at('token_endpoint')));
   if (tokenUrl !== undefined && network !== undefined) {
     check(() => {

@@ -10,7 +10,7 @@
  */
 import { buildOAuth, type OAuthSettings } from '../auth/config.js';
 import { buildCardKeys, type EntryCardKeys } from './card-keys.js';
-import { RegistryError } from './error.js';
+import { collectProblems, RegistryError } from './error.js';
 import { checkHosts, checkUrl, type NetworkSettings } from './network.js';
 import type { RawEntry } from './schema.js';
 import { resolveSecret, type BearerSecret } from './secrets.js';
@@ -94,16 +94,8 @@ export function buildEntry(
   baseDir: string,
 ): RegistryEntry {
   const problems: RegistryError[] = [];
-  /** Runs one check; its RegistryError is kept for the report and the next check runs. */
-  const check = <T>(run: () => T): T | undefined => {
-    try {
-      return run();
-    } catch (error) {
-      if (!(error instanceof RegistryError)) throw error;
-      problems.push(error);
-      return undefined;
-    }
-  };
+  // Each check's RegistryError is kept for the report and the next check runs.
+  const check = collectProblems(problems);
   const cardUrl = check(() => checkUrl(raw.card_url, label, 'card_url'));
   const rpcUrl = raw.rpc_url === undefined ? undefined : check(() => checkUrl(raw.rpc_url!, label, 'rpc_url'));
   if (network !== undefined) check(() => checkHosts([cardUrl, rpcUrl], raw.private_network, label, network));

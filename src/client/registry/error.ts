@@ -99,3 +99,28 @@ export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
 }
+
+/**
+ * A checker that keeps going: `check(run)` runs one check and returns its value, or, when it
+ * throws a RegistryError, keeps that error in `problems` and returns undefined, so that a
+ * file's every problem is reported at once ({@link RegistryError.all}). Other errors propagate.
+ *
+ * @example
+ * ```ts
+ * const problems: RegistryError[] = [];
+ * const check = collectProblems(problems);
+ * const url = check(() => checkUrl(raw.card_url, label, 'card_url'));
+ * if (problems.length > 0) throw RegistryError.all(problems);
+ * ```
+ */
+export function collectProblems(problems: RegistryError[]): <T>(run: () => T) => T | undefined {
+  return (run) => {
+    try {
+      return run();
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems.push(error);
+      return undefined;
+    }
+  };
+}

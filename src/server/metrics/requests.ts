@@ -81,6 +81,18 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
     else if (status === 408) countRefusal(agent, 'body_timeout');
     series.requests.inc(agent, binding, method, dialect, outcomeOf(status, answer));
   }
+  /** Runs a route and counts it once it ends: `error` when it threw (and rethrows), else `ok`. */
+  async function metered(run: () => Promise<void> | void, counted: (answer: RequestOutcome) => void): Promise<void> {
+    let answer: RequestOutcome = 'ok';
+    try {
+      await run();
+    } catch (error) {
+      answer = 'error';
+      throw error;
+    } finally {
+      counted(answer);
+    }
+  }
   function countRefusal(agent: string, reason: 'body_too_large' | 'body_timeout'): void {
     for (const { labels } of refusal(agent, reason).counts) series.refusals.inc(...labels);
   }
@@ -96,47 +108,31 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
         tagOf(res).answer = answerOf(outcome);
       },
     },
-    jsonRpc: (route) => async (inbound) => {
-      let answer: RequestOutcome = 'ok';
-      try {
-        await route(inbound);
-      } catch (error) {
-        answer = 'error';
-        throw error;
-      } finally {
-        const tag = tags.get(inbound.res);
-        tags.delete(inbound.res);
-        count(
-          inbound,
-          'jsonrpc',
-          tag?.method ?? UNKNOWN_LABEL,
-          tag?.dialect ?? 'none',
-          answer === 'ok' ? (tag?.answer ?? 'ok') : answer,
-        );
-      }
-    },
-    httpJson: (route) => async (inbound, binding) => {
-      let answer: RequestOutcome = 'ok';
-      try {
-        await route(inbound, binding);
-      } catch (error) {
-        answer = 'error';
-        throw error;
-      } finally {
-        count(inbound, 'http-json', binding.op, '1.0', answer);
-      }
-    },
-    ask: (route) => async (inbound) => {
-      let answer: RequestOutcome = 'ok';
-      try {
-        await route(inbound);
-      } catch (error) {
-        answer = 'error';
-        throw error;
-      } finally {
-        count(inbound, 'rest', 'send', 'none', answer);
-      }
-    },
+    jsonRpc: (route) => (inbound) =>
+      metered(
+        () => route(inbound),
+        (answer) => {
+          const tag = tags.get(inbound.res);
+          tags.delete(inbound.res);
+          count(
+            inbound,
+            'jsonrpc',
+            tag?.method ?? UNKNOWN_LABEL,
+            tag?.dialect ?? 'none',
+            answer === 'ok' ? (tag?.answer ?? 'ok') : answer,
+          );
+        },
+      ),
+    httpJson: (route) => (inbound, binding) =>
+      metered(
+        () => route(inbound, binding),
+        (answer) => count(inbound, 'http-json', binding.op, '1.0', answer),
+      ),
+    ask: (route) => (inbound) =>
+      metered(
+        () => route(inbound),
+        (answer) => count(inbound, 'rest', 'send', 'none', answer),
+      ),
   };
 }
 
