@@ -28,17 +28,12 @@
  * ```
  */
 import { isAborted, sleep, textOf, type AgentEvent, type AgentTurn, type BackendLog } from '../backend.js';
-import type { Message, Part, StreamEvent, Task, TaskState, TaskStatus } from '../../protocol/model.js';
+import type { Message, StreamEvent, Task, TaskState, TaskStatus } from '../../protocol/model.js';
 import { isInterruptedState, isTerminalState } from '../../protocol/model.js';
-import {
-  isUsableUpstreamId,
-  MAX_REMEMBERED_QUESTION_CHARS,
-  type RememberedQuestion,
-  type UpstreamIds,
-  type WaitingTask,
-} from './ids.js';
+import { isUsableUpstreamId, type RememberedQuestion, type UpstreamIds, type WaitingTask } from './ids.js';
 import { UpstreamError, type UpstreamAgent, type UpstreamChannel, type UpstreamRequest } from './port.js';
 import { ReplyFilter } from './reply.js';
+import { capQuestion, NO_TEXT, textOfParts, untilAborted } from './relay-text.js';
 
 /**
  * What {@link relayTurn} works with.
@@ -88,15 +83,7 @@ const AUTH_QUESTION =
 /** The question a person sees for an auth-required that says nothing. */
 const AUTH_PERSON_QUESTION = 'The upstream agent asks for authorization (auth-required).';
 
-/**
- * Ends a remote question cut at {@link MAX_REMEMBERED_QUESTION_CHARS} for the person.
- *
- * @example
- * ```ts
- * remote.question.endsWith(QUESTION_CUT_NOTE);
- * ```
- */
-export const QUESTION_CUT_NOTE = "\n[Airlock: the upstream agent's question was cut]";
+export { QUESTION_CUT_NOTE } from './relay-text.js';
 
 /**
  * Relays one turn (see the module comment). Ends without an event when the turn is canceled.
@@ -550,53 +537,4 @@ class TurnRelay {
       /* a failing log sink must not fail the turn */
     }
   }
-}
-
-const NO_TEXT = { text: '', hasText: false, dropped: 0 } as const;
-
-/** A question for the person within {@link MAX_REMEMBERED_QUESTION_CHARS}, never splitting a surrogate pair. */
-function capQuestion(text: string): string {
-  if (text.length <= MAX_REMEMBERED_QUESTION_CHARS) return text;
-  let end = MAX_REMEMBERED_QUESTION_CHARS - QUESTION_CUT_NOTE.length;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end) + QUESTION_CUT_NOTE;
-}
-
-/** The text parts of `parts`, joined; the others are counted, never read. */
-function textOfParts(parts: readonly Part[]): { text: string; hasText: boolean; dropped: number } {
-  let text = '';
-  let hasText = false;
-  let dropped = 0;
-  for (const part of parts) {
-    if (part.kind === 'text') {
-      hasText = true;
-      text += part.text;
-    } else {
-      dropped += 1;
-    }
-  }
-  return { text, hasText, dropped };
-}
-
-/** `promise`, or a rejection as soon as `signal` aborts (the promise itself is left to settle). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
