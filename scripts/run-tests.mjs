@@ -3,9 +3,27 @@
 // globs). Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=cancel`.
 // Every test has a time limit, so a regression that hangs (a cap removed, a stream never ended)
 // fails with the test's name instead of holding CI until its own limit.
+//
+// Two groups, one summary. node:test runs one file at a time on a two-core machine
+// (availableParallelism - 1), and most files spend their time waiting on sockets and child
+// processes, so the bulk runs two files at a time. Files that measure time, hold a machine-wide
+// resource (load, faults, fuzz budgets, replicas and leases, drain, browsers, package install,
+// example ports) run afterwards, one at a time, as before. The reporter (test-reporter.mjs) holds
+// back each group's totals; this script prints them added up, in the spec reporter's form.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+/** Files that run alone, after the rest. */
+const ALONE = [
+  /^test\/(load|faults|fuzz)\//,
+  /^test\/(drain|replicas|replica-lease[^/]*|restart-safety|first-hour|package-install|workers)\.test\.ts$/,
+  /^test\/(examples-[^/]*|deploy-recipes|console-[^/]*|hardening2-browsers|hardening2-fair-shares)\.test\.ts$/,
+  /^test\/(hardening2-streams|hardening-limits|tls)\.test\.ts$/,
+];
+const CONCURRENCY = Number(process.env.AIRLOCK_TEST_CONCURRENCY ?? 2);
+const TEST_TIMEOUT_MS = 120_000;
 
 function collect(dir, out) {
   let entries;
@@ -28,18 +46,45 @@ if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
 }
-const TEST_TIMEOUT_MS = 120_000;
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-reporter=spec',
-    `--test-timeout=${TEST_TIMEOUT_MS}`,
-    ...process.argv.slice(2),
-    ...files,
-  ],
-  { stdio: 'inherit' },
-);
-process.exit(result.status ?? 1);
+const alone = files.filter((file) => ALONE.some((pattern) => pattern.test(file)));
+const together = files.filter((file) => !alone.includes(file));
+
+const scratch = mkdtempSync(join(tmpdir(), 'airlock-tests-'));
+const started = performance.now();
+const totals = { tests: 0, suites: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
+let status = 0;
+for (const [index, [group, concurrency]] of [
+  [together, CONCURRENCY],
+  [alone, 1],
+].entries()) {
+  if (group.length === 0) continue;
+  const summary = join(scratch, `group-${index}.json`);
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=./scripts/test-reporter.mjs',
+      `--test-concurrency=${concurrency}`,
+      `--test-timeout=${TEST_TIMEOUT_MS}`,
+      ...process.argv.slice(2),
+      ...group,
+    ],
+    { stdio: 'inherit', env: { ...process.env, AIRLOCK_TEST_SUMMARY: summary } },
+  );
+  if (result.status !== 0) status = result.status ?? 1;
+  let counted;
+  try {
+    counted = JSON.parse(readFileSync(summary, 'utf8')).totals;
+  } catch {
+    console.error(`run-tests: group ${index + 1} ended without its totals (${result.signal ?? result.status})`);
+    status ||= 1;
+    continue;
+  }
+  for (const key of Object.keys(totals)) totals[key] += counted[key] ?? 0;
+}
+rmSync(scratch, { recursive: true, force: true });
+for (const [key, value] of Object.entries(totals)) console.log(`ℹ ${key} ${value}`);
+console.log(`ℹ duration_ms ${(performance.now() - started).toFixed(3)}`);
+process.exit(status);
