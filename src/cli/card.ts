@@ -262,7 +262,9 @@ export async function cardFetchCommand(
           cardUrl: source.url,
           ...(source.rpcUrl !== undefined && { rpcUrl: source.rpcUrl }),
         });
-        lines.push(`endpoint    ${endpoint.url} (JSON-RPC ${endpoint.version})`);
+        lines.push(
+          `endpoint    ${endpoint.url} (${endpoint.binding === 'JSONRPC' ? 'JSON-RPC' : endpoint.binding} ${endpoint.version})`,
+        );
       } catch (error) {
         lines.push(`endpoint    refused: ${errorLine(error)}`);
       }

@@ -265,7 +265,10 @@ export async function registryPinCommand(
         ...field('agent', entry.name),
         ...field('card', entry.cardUrl),
         ...field('digest', trusted.digest),
-        ...field('endpoint', `${endpoint.url} (JSON-RPC ${endpoint.version})`),
+        ...field(
+          'endpoint',
+          `${endpoint.url} (${endpoint.binding === 'JSONRPC' ? 'JSON-RPC' : endpoint.binding} ${endpoint.version})`,
+        ),
         ...(trusted.signature === undefined
           ? []
           : field('signature', `${trusted.signature.alg} by kid ${trusted.signature.kid} (verified with card_keys)`)),

@@ -222,7 +222,7 @@ export function stubCards(
       return {
         card,
         digest: 'd'.repeat(64),
-        endpoint: { url, version, ...(tenant !== undefined && { tenant }) },
+        endpoint: { url, version, binding: 'JSONRPC', ...(tenant !== undefined && { tenant }) },
         fetchedAt: 0,
       };
     },

@@ -1,7 +1,9 @@
 /**
  * One remote A2A agent as the outbound side talks to it: the endpoint its trusted card names
- * (URL, dialect, tenant, the headers every request carries), and JSON-RPC exchanges with it
+ * (URL, binding, dialect, tenant, the headers every request carries), and exchanges with it
  * over the guarded transport — whole requests, and SSE streams read under the entry's byte cap.
+ * JSON-RPC is spoken here; a remote whose card lists only HTTP+JSON is spoken to by
+ * remote-http-json.ts, behind the same methods (callers never branch on the binding).
  * Shared by the outbound client (`OutboundCaller`, call.ts) and the upstream connector
  * (upstream.ts), so that both send exactly the same requests and read answers the same way.
  *
@@ -19,29 +21,33 @@ import { A2AError } from '../protocol/errors.js';
 import type { Dialect } from '../protocol/dialect.js';
 import type { A2ARequest, SendParams, StreamEvent, Task } from '../protocol/model.js';
 import { dialectForVersion } from '../protocol/version.js';
+import type { CalledBinding } from '../trust/index.js';
 import type { CardResolver, GuardedClient, GuardedResponse, GuardedStream, TrustedCard } from './contracts.js';
 import type { RegistryEntry } from './registry.js';
 import { readSseEvents } from './sse-reader.js';
 import type { ShapeOptions } from './result.js';
 import { CallFailure, failureFromRpcError, transportFailure } from './call-failure.js';
 import { issuedTokensFor } from './auth/cache.js';
-import { OutboundAuthError } from './auth/errors.js';
 import type { EndpointAuth, OutboundAuth } from './auth/provider.js';
+import { HttpJsonBinding } from './remote-http-json.js';
+import {
+  authFailure,
+  checkResponseHead,
+  headerOf,
+  httpRefusal,
+  MAX_SSE_EVENT_BYTES,
+  readFrame,
+  renewAfter401,
+  requestHeaders,
+  type RemoteBinding,
+  type StreamOptions,
+} from './remote-wire.js';
 import type { ExchangeSubject } from './auth/token-exchange.js';
 
 // Kept here too: they were first exported from this module.
 export { CallFailure, errorTypeOf, failureFromRpcError, streamFailure } from './call-failure.js';
-
-/**
- * One stream event is read whole before it is decoded: at most 1 MiB (and never more than the
- * whole stream's cap).
- *
- * @example
- * ```ts
- * readSseEvents(body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes));
- * ```
- */
-export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+export { MAX_SSE_EVENT_BYTES, authFailure } from './remote-wire.js';
+export type { RemoteBinding, StreamOptions } from './remote-wire.js';
 
 /**
  * The resolved endpoint of one registry entry, from its trusted card.
@@ -54,6 +60,8 @@ export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
  */
 export interface RemoteEndpoint {
   entry: RegistryEntry;
+  /** JSON-RPC when the card lists it, else HTTP+JSON (v1.0); see `chooseInterface`. */
+  binding: CalledBinding;
   dialect: Dialect;
   url: string;
   tenant?: string;
@@ -115,6 +123,7 @@ export async function resolveEndpoint(
   }
   return {
     entry,
+    binding: trusted.endpoint.binding,
     dialect,
     url,
     ...(tenant !== undefined && { tenant }),
@@ -169,58 +178,9 @@ export function shapeOptions(entry: RegistryEntry): ShapeOptions {
 }
 
 /**
- * An auth failure (no token could be had) as a call failure, with Airlock's own explanation.
- *
- * @example
- * ```ts
- * catch (error) { throw authFailure(error); }
- * ```
- */
-export function authFailure(error: unknown): unknown {
-  if (error instanceof OutboundAuthError) return new CallFailure(error.errorType, { detail: error.message });
-  return error;
-}
-
-/**
- * The endpoint's headers for one request: its OAuth token added, when it has one.
- *
- * @example
- * ```ts
- * const headers = await requestHeaders(endpoint);
- * ```
- */
-async function requestHeaders(endpoint: RemoteEndpoint): Promise<Record<string, string>> {
-  if (endpoint.auth === undefined) return endpoint.headers;
-  try {
-    return { ...endpoint.headers, authorization: await endpoint.auth.header() };
-  } catch (error) {
-    throw authFailure(error);
-  }
-}
-
-/** A 401 with a token that can be renewed: drop it, so the one retry gets a new one. */
-function renewAfter401(endpoint: RemoteEndpoint, status: number, attempt: number): boolean {
-  return status === 401 && attempt === 0 && endpoint.auth !== undefined && endpoint.auth.invalidate();
-}
-
-/**
- * Options of {@link RemoteRpc.openStream}.
- *
- * @example
- * ```ts
- * const options: StreamOptions = { totalMs: 5_000, signal: abort.signal };
- * ```
- */
-export interface StreamOptions {
-  /** The whole stream's time limit (what is left of `max_wait_s`); connect and read are cut to it too. */
-  totalMs: number;
-  /** Aborting it ends the stream (and the request, if it is still being sent). */
-  signal?: AbortSignal;
-}
-
-/**
- * JSON-RPC 2.0 over the guarded transport, against a {@link RemoteEndpoint}. Request ids count
- * from 1 per instance.
+ * The exchanges with a {@link RemoteEndpoint} over the guarded transport: JSON-RPC 2.0 (request
+ * ids count from 1 per instance), or HTTP+JSON when the endpoint's binding is that
+ * ({@link HttpJsonBinding}); same headers, caps, timeouts, failures and decoded results.
  *
  * @example
  * ```ts
@@ -228,12 +188,14 @@ export interface StreamOptions {
  * const sent = await rpc.call(endpoint, { method: 'send', params }, (r) => endpoint.dialect.decodeSendResult(r));
  * ```
  */
-export class RemoteRpc {
+export class RemoteRpc implements RemoteBinding {
   readonly #transport: GuardedClient;
+  readonly #httpJson: HttpJsonBinding;
   #rpcId = 0;
 
   constructor(transport: GuardedClient) {
     this.#transport = transport;
+    this.#httpJson = new HttpJsonBinding(transport);
   }
 
   /**
@@ -252,6 +214,7 @@ export class RemoteRpc {
     decode: (result: unknown) => T,
     signal?: AbortSignal,
   ): Promise<T> {
+    if (endpoint.binding === 'HTTP+JSON') return this.#httpJson.call(endpoint, request, decode, signal);
     const encoded = endpoint.dialect.encodeRequest(request);
     const id = this.#nextId();
     const { entry } = endpoint;
@@ -364,6 +327,7 @@ export class RemoteRpc {
     params: SendParams,
     options: StreamOptions,
   ): Promise<AsyncGenerator<StreamEvent, void, undefined>> {
+    if (endpoint.binding === 'HTTP+JSON') return this.#httpJson.openStream(endpoint, params, options);
     const { entry, dialect } = endpoint;
     const encoded = dialect.encodeRequest({ method: 'stream', params });
     const id = this.#nextId();
@@ -450,58 +414,4 @@ async function* decodeEvents(
     }
     yield event;
   }
-}
-
-/**
- * What every answer's status and headers must pass before its body is read: a refusal of our
- * credentials is `remote_auth_failed`; any content encoding is refused, because byte caps bound
- * what is read only when nothing is decompressed after them.
- */
-function checkResponseHead(response: Pick<GuardedResponse, 'status' | 'headers'>): void {
-  if (response.status === 401 || response.status === 403) throw new CallFailure('remote_auth_failed');
-  const encoding = (headerOf(response, 'content-encoding') ?? 'identity').trim().toLowerCase();
-  if (encoding !== '' && encoding !== 'identity') {
-    throw new CallFailure('invalid_response', { detail: 'the remote sent a compressed response' });
-  }
-}
-
-/** The most of a remote's refusal text passed on (it is the remote's words: framed, never trusted). */
-const MAX_REFUSAL_CHARS = 500;
-
-/**
- * A refusal answered before JSON-RPC (an HTTP status with a `google.rpc.Status`-style body, as
- * another Airlock's gate answers a relay loop): `remote_error`, with the remote's own message as
- * `remoteText` (framed and redacted where results are made), cut to a bound.
- */
-function httpRefusal(status: number, body: Record<string, unknown> | undefined): CallFailure {
-  const error = body?.error;
-  const message =
-    error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string'
-      ? (error as { message: string }).message
-      : undefined;
-  return new CallFailure('remote_error', {
-    detail: `the remote refused the call (HTTP ${status}${status === 508 ? ', a relay loop' : ''})`,
-    ...(message !== undefined &&
-      message.length > 0 && { remoteText: `HTTP ${status}: ${message.slice(0, MAX_REFUSAL_CHARS)}` }),
-  });
-}
-
-/** A capped non-SSE body read whole, as a JSON-RPC frame when it is one. */
-async function readFrame(body: AsyncIterable<Buffer>): Promise<Record<string, unknown> | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk);
-  try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function headerOf(response: Pick<GuardedResponse, 'headers'>, name: string): string | undefined {
-  const headers = response.headers ?? {};
-  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
-  return undefined;
 }

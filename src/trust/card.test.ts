@@ -158,7 +158,7 @@ describe('CardTrust: fetching', () => {
     const v03 = await harness(serve(CARD, 'v0.3')).trust.resolve(entry());
     assert.equal(v10.digest, DIGEST);
     assert.equal(v03.digest, DIGEST);
-    assert.deepEqual(v10.endpoint, { url: 'https://w.example/a2a/v1', version: '1.0' });
+    assert.deepEqual(v10.endpoint, { url: 'https://w.example/a2a/v1', version: '1.0', binding: 'JSONRPC' });
     assert.deepEqual(v03.endpoint, v10.endpoint);
   });
 
@@ -167,7 +167,7 @@ describe('CardTrust: fetching', () => {
     delete wire.supportedInterfaces;
     const h = harness(() => json(wire));
     const trusted = await h.trust.resolve(entry());
-    assert.deepEqual(trusted.endpoint, { url: 'https://w.example/a2a/v03', version: '0.3' });
+    assert.deepEqual(trusted.endpoint, { url: 'https://w.example/a2a/v03', version: '0.3', binding: 'JSONRPC' });
     assert.equal(trusted.card.description, 'Forecasts.');
   });
 

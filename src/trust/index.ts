@@ -23,7 +23,7 @@ export {
 } from './digest.js';
 export type { CardTrustFields, TrustedInterfaceFields } from './digest.js';
 export { chooseInterface } from './interfaces.js';
-export type { ChosenEndpoint, InterfaceContext } from './interfaces.js';
+export type { CalledBinding, ChosenEndpoint, InterfaceContext } from './interfaces.js';
 export { PinStore, parsePinFile } from './pins.js';
 export type { PinRecord, PinSource, PinStoreOptions } from './pins.js';
 export { CardTrust, DEFAULT_KEY_SET_TTL_S, DEFAULT_MAX_CARD_BYTES } from './card.js';

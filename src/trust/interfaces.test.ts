@@ -46,12 +46,20 @@ describe('chooseInterface: which endpoint', () => {
       rpc('https://a.example/v10'),
       rpc('https://a.example/v10b'),
     );
-    assert.deepEqual(chooseInterface(card, { cardUrl: CARD_URL }), { url: 'https://a.example/v10', version: '1.0' });
+    assert.deepEqual(chooseInterface(card, { cardUrl: CARD_URL }), {
+      url: 'https://a.example/v10',
+      version: '1.0',
+      binding: 'JSONRPC',
+    });
   });
 
   it('falls back to the first v0.3 JSON-RPC interface', () => {
     const card = cardWith(rpc('https://a.example/one', '0.3'), rpc('https://a.example/two', '0.3'));
-    assert.deepEqual(chooseInterface(card, { cardUrl: CARD_URL }), { url: 'https://a.example/one', version: '0.3' });
+    assert.deepEqual(chooseInterface(card, { cardUrl: CARD_URL }), {
+      url: 'https://a.example/one',
+      version: '0.3',
+      binding: 'JSONRPC',
+    });
   });
 
   it("returns the interface's tenant, which a v1.0 client must copy into requests", () => {
@@ -59,14 +67,15 @@ describe('chooseInterface: which endpoint', () => {
     assert.deepEqual(chooseInterface(card, { cardUrl: CARD_URL }), {
       url: 'https://a.example/rpc',
       version: '1.0',
+      binding: 'JSONRPC',
       tenant: 'acme',
     });
   });
 
-  it('refuses a card without any JSON-RPC interface', () => {
-    const card = cardWith({ url: 'https://a.example/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' });
-    refused(card, { cardUrl: CARD_URL, entry: 'a' }, /no JSON-RPC interface/);
-    refused(cardWith(), { cardUrl: CARD_URL }, /no JSON-RPC interface/);
+  it('refuses a card without any interface Airlock calls, naming what it offers', () => {
+    const card = cardWith({ url: 'https://a.example/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' });
+    refused(card, { cardUrl: CARD_URL, entry: 'a' }, /no interface Airlock calls .*offers HTTP\+JSON 0\.3$/);
+    refused(cardWith(), { cardUrl: CARD_URL }, /no interface Airlock calls .*offers none/);
   });
 });
 
@@ -85,7 +94,7 @@ describe('chooseInterface: origin and scheme rules', () => {
   it("accepts the entry's rpc_url origin as well as the card's", () => {
     const card = cardWith(rpc('https://rpc.example/a2a'), rpc('https://a.example/rpc', '0.3'));
     const chosen = chooseInterface(card, { cardUrl: CARD_URL, rpcUrl: 'https://rpc.example/anything' });
-    assert.deepEqual(chosen, { url: 'https://rpc.example/a2a', version: '1.0' });
+    assert.deepEqual(chosen, { url: 'https://rpc.example/a2a', version: '1.0', binding: 'JSONRPC' });
   });
 
   it('compares origins after URL normalisation (default port, host case)', () => {
