@@ -19,6 +19,7 @@ import { telemetryConfigProblem } from '../telemetry/config.js';
 import type { AirlockConfig } from './airlock-config.js';
 import { checkBind, checkInsecureNetwork } from './bind.js';
 import { firstSchemaProblem, pointerToKey } from './check.js';
+import { extensionsConfigProblem } from './extensions.js';
 import { ConfigError } from './errors.js';
 import { interpolateEnv } from './interpolate.js';
 import { loadJwt } from './jwt.js';
@@ -123,6 +124,8 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const content = raw.content ?? (Value.Default(ContentSchema, {}) as NonNullable<RawConfig['content']>);
   const audit = raw.audit ?? (Value.Default(AuditSchema, {}) as AuditConfig);
   checkAgents(raw.agents, server.defaultAgent);
+  const extensionsProblem = extensionsConfigProblem(raw.agents);
+  if (extensionsProblem !== undefined) throw new ConfigError(extensionsProblem.key, extensionsProblem.problem);
   const toolsProblem = toolsConfigProblem(raw.tools, raw.agents);
   if (toolsProblem !== undefined) throw new ConfigError(toolsProblem.key, toolsProblem.problem);
   checkUpstreams(raw);

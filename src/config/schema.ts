@@ -24,6 +24,7 @@ import { UpstreamBackendSchema } from '../agents/upstream/config.js';
 import { ToolsSchema } from '../tools/config.js';
 import { PushSchema } from '../push/config.js';
 import { TelemetrySchema } from '../telemetry/config.js';
+import { AgentExtensionsSchema } from './extensions.js';
 import { MetricsSchema } from './metrics.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
@@ -78,6 +79,8 @@ const Agent = Type.Object(
     ),
     documentationUrl: Type.Optional(Type.String({ pattern: '^https?://\\S+$', maxLength: 2000 })),
     skills: Type.Array(Skill, { minItems: 1, maxItems: 100 }),
+    /** A2A extensions the card declares (`capabilities.extensions`); see config/extensions.ts. */
+    extensions: Type.Optional(AgentExtensionsSchema),
     backend: Backend,
     /** Served by GetExtendedAgentCard to authenticated callers; absent → -32007. */
     extendedCard: Type.Optional(

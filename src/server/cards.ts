@@ -21,7 +21,7 @@ import type { AirlockConfig, SigningSettings } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { DialectVersion } from '../protocol/dialect.js';
 import { encodeCardV03, encodeCardV10 } from '../protocol/card.js';
-import type { AgentCard, AgentSkill, SecurityScheme } from '../protocol/model.js';
+import type { AgentCard, AgentExtension, AgentSkill, JsonObject, SecurityScheme } from '../protocol/model.js';
 import { cardSigningPayload, signCard } from '../trust/signing/index.js';
 import { securitySchemesFor } from './auth/index.js';
 
@@ -132,7 +132,14 @@ export function buildAgentCard(
         ? [{ url: endpointUrl, protocolBinding: 'HTTP+JSON' as const, protocolVersion: '1.0' as const }]
         : []),
     ],
-    capabilities: { streaming: true, pushNotifications, extendedAgentCard: true },
+    capabilities: {
+      streaming: true,
+      pushNotifications,
+      extendedAgentCard: true,
+      // On the public card too: a caller must learn a required extension before its first call.
+      ...(agent.extensions !== undefined &&
+        agent.extensions.length > 0 && { extensions: agent.extensions.map(toExtension) }),
+    },
     // Copies: a caller that edits the card it got must not change the next one.
     securitySchemes: Object.fromEntries(Object.entries(securitySchemes).map(([name, scheme]) => [name, { ...scheme }])),
     securityRequirements: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
@@ -145,6 +152,16 @@ export function buildAgentCard(
 /** Stands in for the real skills on the public card: it says no more than the card already does. */
 function publicSkill(agent: AgentConfig): AgentSkill {
   return { id: PUBLIC_SKILL_ID, name: agent.name, description: agent.description, tags: [PUBLIC_SKILL_ID] };
+}
+
+/** A configured extension as the card lists it (a copy: the card must not share the config's objects). */
+function toExtension(extension: NonNullable<AgentConfig['extensions']>[number]): AgentExtension {
+  return {
+    uri: extension.uri,
+    ...(extension.description !== undefined && { description: extension.description }),
+    required: extension.required ?? false,
+    ...(extension.params !== undefined && { params: structuredClone(extension.params) as JsonObject }),
+  };
 }
 
 function toSkill(skill: AgentConfig['skills'][number]): AgentSkill {

@@ -12,6 +12,7 @@
 import type { Message } from '../../protocol/model.js';
 import type { CallContext } from '../../tasks/call-context.js';
 import type { TurnGrant } from '../../tasks/policy.js';
+import type { ExtensionRequest } from './extensions.js';
 
 /**
  * A turn under admission. `text` is set by the content step, `grant` by the in-flight step.
@@ -24,6 +25,8 @@ import type { TurnGrant } from '../../tasks/policy.js';
 export interface TurnCandidate {
   readonly ctx: CallContext;
   readonly message: Message | undefined;
+  /** The extensions the request asks for (`extensionRequestOf`); absent: none (a required one is then missing). */
+  readonly extensions?: ExtensionRequest;
   /** Sends the refusal for `error` (an A2AError for bad input, a CapacityError when full). */
   readonly refuseTurn: (error: Error) => void;
   text: string;

@@ -16,6 +16,7 @@ import type { AirlockConfig } from '../../config/load.js';
 import type { TurnGrant } from '../../tasks/policy.js';
 import type { ToolHub } from '../../tools/index.js';
 import { compose, type Step } from '../admission/compose.js';
+import { createExtensionStep } from '../admission/extensions.js';
 import { createInFlightStep, createTurnGrants, type TurnGrants } from '../admission/in-flight.js';
 import { createMetadataStep } from '../admission/metadata.js';
 import type { TurnCandidate } from '../admission/turn.js';
@@ -79,6 +80,8 @@ export function createLiveTurnAdmission(options: {
     return {
       grants,
       admit: compose(
+        // First: a request the agent cannot serve without an extension costs nothing further.
+        createExtensionStep<TurnCandidate>({ config, audit }),
         createTurnContentStep<TurnCandidate>({ config, audit }),
         // What a caller makes us keep besides the text (metadata, extensions, …): both routes.
         createMetadataStep<TurnCandidate>({ config, audit }),
