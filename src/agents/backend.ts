@@ -16,6 +16,7 @@
  */
 import type { Artifact, Message, Part, Task } from '../protocol/model.js';
 import { AirlockError } from '../errors/index.js';
+import type { OutboundSubject } from '../identity/delegation.js';
 import type { TurnToolbox } from './tools.js';
 
 /**
@@ -97,6 +98,12 @@ export interface AgentTurn {
    * a gateway further on can tell a loop from a peer. Absent on turns built by other code.
    */
   readonly via?: readonly string[];
+  /**
+   * Who an outbound call made for this turn acts for (`identity/delegation.ts`): a delegated
+   * caller with its verified JWT, wrapped, which only a relay's token exchange reveals (to the
+   * token endpoint, never to a remote); else `service`. Absent on turns built by other code.
+   */
+  readonly outboundSubject?: OutboundSubject;
   /**
    * Set on the turn that resumes a task parked on a remote agent's question (`ask-person`):
    * the person's own answer, to send on the remote task instead of the caller's text.

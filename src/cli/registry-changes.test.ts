@@ -73,3 +73,25 @@ describe('registry pin: what changed in the trust fields', () => {
     assert.equal(shown('x'.repeat(70)), `"${'x'.repeat(60)}…"`);
   });
 });
+
+describe('registry pin: an OAuth scheme that moves its token URL', () => {
+  it('shows the old and the new token URL, and the other scheme kinds by their URL', () => {
+    const oauth = (tokenUrl: string): CardTrustFields['securitySchemes'] => ({
+      oauth: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: ['a2a.send'] } } },
+      oidc: { type: 'openIdConnect', openIdConnectUrl: 'https://idp.example/.well-known/openid-configuration' },
+      mtls: { type: 'mutualTLS' },
+    });
+    const changes = trustChanges(
+      { digest: OLD, fields: fields({ securitySchemes: oauth('https://idp.example/token') }), signature: null },
+      { digest: NEW, fields: fields({ securitySchemes: oauth('https://evil.example/token') }), signature: null },
+    );
+    assert.deepEqual(changes, [
+      { field: 'digest', old: OLD, new: NEW },
+      {
+        field: 'security scheme "oauth"',
+        old: 'oauth2 clientCredentials token "https://idp.example/token" scopes "a2a.send"',
+        new: 'oauth2 clientCredentials token "https://evil.example/token" scopes "a2a.send"',
+      },
+    ]);
+  });
+});

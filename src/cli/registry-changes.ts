@@ -149,10 +149,31 @@ function describeInterface(value: CardTrustFields['interfaces'][number] | undefi
 
 function describeScheme(scheme: Scheme | undefined): string {
   if (scheme === undefined) return NONE;
-  const base =
-    scheme.type === 'http'
-      ? `http ${shown(scheme.scheme, 20)}${scheme.bearerFormat === undefined ? '' : ` format ${shown(scheme.bearerFormat, 20)}`}`
-      : `apiKey in ${shown(scheme.location, 10)} ${shown(scheme.name, 40)}`;
+  let base: string;
+  switch (scheme.type) {
+    case 'http':
+      base = `http ${shown(scheme.scheme, 20)}${scheme.bearerFormat === undefined ? '' : ` format ${shown(scheme.bearerFormat, 20)}`}`;
+      break;
+    case 'apiKey':
+      base = `apiKey in ${shown(scheme.location, 10)} ${shown(scheme.name, 40)}`;
+      break;
+    case 'oauth2':
+      base = `oauth2 ${
+        Object.entries(scheme.flows)
+          .map(
+            ([kind, flow]) =>
+              `${kind}${flow.tokenUrl === undefined ? '' : ` token ${shown(flow.tokenUrl, 120)}`} scopes ${listOf(flow.scopes)}`,
+          )
+          .join('; ') || 'no flows'
+      }${scheme.metadataUrl === undefined ? '' : `, metadata ${shown(scheme.metadataUrl, 120)}`}`;
+      break;
+    case 'openIdConnect':
+      base = `openIdConnect ${shown(scheme.openIdConnectUrl, 120)}`;
+      break;
+    case 'mutualTLS':
+      base = 'mutualTLS';
+      break;
+  }
   return scheme.description === undefined ? base : `${base}, description ${shown(scheme.description, 40)}`;
 }
 

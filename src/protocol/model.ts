@@ -266,12 +266,44 @@ export interface AgentInterface {
   tenant?: string;
 }
 
+/**
+ * A security scheme of a card. Remote cards may declare `oauth2`, `openIdConnect` and
+ * `mutualTLS` schemes (kept so that their URLs are pinned and an outbound entry can check them);
+ * Airlock's own cards list `http` bearer and `apiKey` only.
+ */
 export type SecurityScheme =
   | { type: 'http'; scheme: 'bearer'; bearerFormat?: string; description?: string }
-  | { type: 'apiKey'; location: 'header' | 'query' | 'cookie'; name: string; description?: string };
+  | { type: 'apiKey'; location: 'header' | 'query' | 'cookie'; name: string; description?: string }
+  | { type: 'oauth2'; flows: OAuthFlows; metadataUrl?: string; description?: string }
+  | { type: 'openIdConnect'; openIdConnectUrl: string; description?: string }
+  | { type: 'mutualTLS'; description?: string };
+
+/** The OAuth 2.0 flows a card's `oauth2` scheme may declare (`implicit` and `password` are deprecated). */
+export type OAuthFlowKind = 'authorizationCode' | 'clientCredentials' | 'deviceCode' | 'implicit' | 'password';
+
+/** One declared OAuth 2.0 flow: its endpoints and the names of its scopes (descriptions dropped), in card order. */
+export interface OAuthFlow {
+  authorizationUrl?: string;
+  deviceAuthorizationUrl?: string;
+  tokenUrl?: string;
+  refreshUrl?: string;
+  scopes: string[];
+}
+
+/** The flows of an `oauth2` scheme, by kind. */
+export type OAuthFlows = Partial<Record<OAuthFlowKind, OAuthFlow>>;
 
 /** A list of alternatives; each maps scheme names to the scopes it needs. */
 export type SecurityRequirement = Record<string, string[]>;
+
+/** An extension a card declares (`capabilities.extensions[]`, §4.4.4). */
+export interface AgentExtension {
+  uri: string;
+  description?: string;
+  /** The client must request it (`A2A-Extensions`) or be refused with -32008. */
+  required: boolean;
+  params?: JsonObject;
+}
 
 export interface AgentCard {
   name: string;
@@ -286,6 +318,8 @@ export interface AgentCard {
     streaming: boolean;
     pushNotifications: boolean;
     extendedAgentCard: boolean;
+    /** The extensions the agent supports (§4.6); absent or empty: none. */
+    extensions?: AgentExtension[];
   };
   securitySchemes: Record<string, SecurityScheme>;
   securityRequirements: SecurityRequirement[];

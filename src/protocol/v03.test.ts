@@ -724,7 +724,7 @@ describe('v03 agent card', () => {
     assertA2AError(() => v03.encodeCard({ ...card, interfaces: [] }), 'INTERNAL');
   });
 
-  it('decodes a v1.0-shaped card too, skipping schemes it cannot represent', () => {
+  it('decodes a v1.0-shaped card too, skipping schemes it cannot represent (HTTP Basic)', () => {
     const decoded = v03.decodeCard({
       name: 'New',
       description: 'v1 agent',
@@ -747,7 +747,7 @@ describe('v03 agent card', () => {
       version: '2',
       interfaces: [{ url: 'https://n.example', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
       capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
-      securitySchemes: { key: { type: 'apiKey', location: 'header', name: 'X-Key' } },
+      securitySchemes: { mtls: { type: 'mutualTLS' }, key: { type: 'apiKey', location: 'header', name: 'X-Key' } },
       securityRequirements: [{ key: [], mtls: [] }],
       defaultInputModes: [],
       defaultOutputModes: [],

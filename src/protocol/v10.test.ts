@@ -759,7 +759,7 @@ describe('v10 agent card', () => {
         { url: 'https://old.example/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
       ],
       capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: { oauth: { type: 'oauth2', flows: {} }, bearer: { type: 'http', scheme: 'bearer' } },
       securityRequirements: [{ oauth: ['read'] }, { bearer: [] }],
       defaultInputModes: ['text'],
       defaultOutputModes: ['text'],

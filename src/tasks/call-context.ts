@@ -9,6 +9,7 @@
  * ```
  */
 import type { AgentBackend } from '../agents/backend.js';
+import type { DelegatedToken } from '../identity/delegation.js';
 
 /** Who is calling which agent. The owner of every task is derived from both. */
 export interface CallContext {
@@ -27,4 +28,10 @@ export interface CallContext {
    * this turn sends on. Absent in library use.
    */
   via?: readonly string[];
+  /**
+   * The verified bearer JWT of a delegated caller (a token with `act`), wrapped: what a relay
+   * backend exchanges for a token to its upstream with the user as subject. Absent for every
+   * other caller. Never sent on, logged or shown.
+   */
+  delegation?: DelegatedToken;
 }

@@ -8,7 +8,9 @@
  * - `interfaces`: each interface's `url`, `protocolBinding` and `protocolVersion` (not
  *   `tenant`), including gRPC and HTTP+JSON ones that Airlock never calls: a card that
  *   adds or moves any endpoint is a different card;
- * - `securitySchemes` and `securityRequirements`, as decoded;
+ * - `securitySchemes` and `securityRequirements`, as decoded: an OAuth 2.0 scheme with its
+ *   flows' URLs (token, authorization, device, refresh), metadata URL and scope names, an
+ *   OpenID Connect scheme with its discovery URL, a mutual TLS scheme by its type;
  * - `skills`, each without `examples`.
  *
  * Not covered: name, description, version, provider, URLs of documentation and icon,
@@ -22,8 +24,8 @@
  * The digest is taken over the canonical model (`decodeAnyCard`), not the wire bytes, so the
  * same card served in the v1.0 and v0.3 shapes has one digest. The flip side: what the
  * decoder drops is not pinned either (interfaces with bindings or versions Airlock cannot
- * speak, OAuth2/OpenID/mTLS/Basic schemes, per-skill security requirements). Airlock cannot
- * use any of those, so a change there cannot redirect or widen what it does.
+ * speak, HTTP Basic schemes, OAuth scope descriptions, per-skill security requirements).
+ * Airlock cannot use any of those, so a change there cannot redirect or widen what it does.
  *
  * @example
  * ```ts
@@ -32,7 +34,15 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import type { AgentCard, AgentSkill, SecurityRequirement, SecurityScheme } from '../protocol/model.js';
+import type {
+  AgentCard,
+  AgentSkill,
+  OAuthFlow,
+  OAuthFlowKind,
+  OAuthFlows,
+  SecurityRequirement,
+  SecurityScheme,
+} from '../protocol/model.js';
 
 /**
  * The pinned part of one interface.
@@ -111,8 +121,35 @@ function copyScheme(scheme: SecurityScheme): SecurityScheme {
     if (scheme.description !== undefined) out.description = scheme.description;
     return out;
   }
-  const out: SecurityScheme = { type: 'apiKey', location: scheme.location, name: scheme.name };
+  if (scheme.type === 'apiKey') {
+    const out: SecurityScheme = { type: 'apiKey', location: scheme.location, name: scheme.name };
+    if (scheme.description !== undefined) out.description = scheme.description;
+    return out;
+  }
+  let out: SecurityScheme;
+  if (scheme.type === 'oauth2') {
+    const flows: OAuthFlows = {};
+    for (const [kind, flow] of Object.entries(scheme.flows) as [OAuthFlowKind, OAuthFlow][]) {
+      flows[kind] = copyFlow(flow);
+    }
+    out = { type: 'oauth2', flows };
+    if (scheme.metadataUrl !== undefined) out.metadataUrl = scheme.metadataUrl;
+  } else if (scheme.type === 'openIdConnect') {
+    out = { type: 'openIdConnect', openIdConnectUrl: scheme.openIdConnectUrl };
+  } else {
+    out = { type: 'mutualTLS' };
+  }
   if (scheme.description !== undefined) out.description = scheme.description;
+  return out;
+}
+
+/** A flow's URLs (those present) and scope names, in card order. */
+function copyFlow(flow: OAuthFlow): OAuthFlow {
+  const out: OAuthFlow = { scopes: [...flow.scopes] };
+  for (const key of ['authorizationUrl', 'deviceAuthorizationUrl', 'tokenUrl', 'refreshUrl'] as const) {
+    const url = flow[key];
+    if (url !== undefined) out[key] = url;
+  }
   return out;
 }
 

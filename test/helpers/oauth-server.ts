@@ -77,6 +77,9 @@ export interface AuthServer {
   setTtl(seconds: number): void;
   /** A user's token from the inbound issuer (the subject of a token exchange). */
   userToken(sub: string, extra?: JWTPayload): Promise<string>;
+  /** The inbound issuer of `userToken` and its public keys (what a gateway verifies callers with). */
+  userIssuer: string;
+  userJwks: { keys: JWK[] };
   close(): Promise<void>;
 }
 
@@ -150,7 +153,8 @@ export async function startAuthServer(options: { resource: string; ttlS?: number
     grants.push(String(ctx.oidc.params?.grant_type));
   });
 
-  const userKeys = createLocalJWKSet({ keys: [{ ...(await exportJWK(user.publicKey)), alg: 'ES256' }] });
+  const userPublic: JWK = { ...(await exportJWK(user.publicKey)), alg: 'ES256', kid: 'u-1', use: 'sig' };
+  const userKeys = createLocalJWKSet({ keys: [userPublic] });
   const privateKey = signing.privateKey;
   provider.registerGrantType(
     TOKEN_EXCHANGE,
@@ -240,9 +244,11 @@ export async function startAuthServer(options: { resource: string; ttlS?: number
     setTtl: (seconds) => {
       ttl = seconds;
     },
+    userIssuer,
+    userJwks: { keys: [userPublic] },
     userToken: (sub, extra = {}) =>
       new SignJWT(extra)
-        .setProtectedHeader({ alg: 'ES256' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'u-1' })
         .setIssuer(userIssuer)
         .setSubject(sub)
         .setAudience('airlock')
@@ -300,12 +306,23 @@ export interface Peer {
   force401: number;
   /** The bearer token of the last accepted call. */
   lastToken(): string;
+  /** Served raw at `/cards/custom.json` (404 while unset): a card a test changes between fetches. */
+  customCard: unknown;
+  /** Its cards' OAuth scheme names the authorization server's token endpoint (`{issuer}/token`). */
   setKeys(jwks: AuthServer['jwks'], issuer: string): void;
   close(): Promise<void>;
 }
 
-/** A v1.0 card (raw JSON, as a remote publishes it) with the given security requirements. */
-function cardJson(base: string, requirements: Record<string, string[]>[]): unknown {
+/**
+ * A v1.0 card (raw JSON, as a remote publishes it) with the given security requirements and an
+ * `oauth` scheme whose client credentials flow names `tokenUrl` (or the given schemes instead).
+ */
+export function peerCardJson(
+  base: string,
+  requirements: Record<string, string[]>[],
+  tokenUrl: string,
+  schemes?: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     name: 'OAuth peer',
     description: 'Verifies JWTs.',
@@ -314,9 +331,9 @@ function cardJson(base: string, requirements: Record<string, string[]>[]): unkno
       { url: `${base}${RPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
     ],
     capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
-    // Dropped by the canonical decoder; the requirement naming it is kept (and pinned).
-    securitySchemes: {
-      oauth: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: `${base}/token`, scopes: {} } } } },
+    // Kept and pinned; an entry with from_card checks its token URL's origin.
+    securitySchemes: schemes ?? {
+      oauth: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl, scopes: { 'a2a.send': '' } } } } },
     },
     securityRequirements: requirements.map((alternative) => ({
       schemes: Object.fromEntries(Object.entries(alternative).map(([name, list]) => [name, { list }])),
@@ -342,6 +359,7 @@ export async function startPeer(): Promise<Peer> {
     refused: 0,
     force401: 0,
     lastToken: () => executor.lastToken,
+    customCard: undefined,
     setKeys(jwks, iss) {
       keys = createLocalJWKSet(jwks);
       issuer = iss;
@@ -352,9 +370,13 @@ export async function startPeer(): Promise<Peer> {
         server.close(() => done());
       }),
   };
-  app.get('/cards/open.json', (_req, res) => res.json(cardJson(base, [])));
-  app.get('/cards/oauth.json', (_req, res) => res.json(cardJson(base, [{ oauth: ['a2a.send'] }])));
-  app.get('/cards/mtls.json', (_req, res) => res.json(cardJson(base, [{ mtls: [] }])));
+  const cardJson = (requirements: Record<string, string[]>[]) => peerCardJson(base, requirements, `${issuer}/token`);
+  app.get('/cards/open.json', (_req, res) => res.json(cardJson([])));
+  app.get('/cards/oauth.json', (_req, res) => res.json(cardJson([{ oauth: ['a2a.send'] }])));
+  app.get('/cards/mtls.json', (_req, res) => res.json(cardJson([{ mtls: [] }])));
+  app.get('/cards/custom.json', (_req, res) =>
+    peer.customCard === undefined ? res.status(404).end() : res.json(peer.customCard),
+  );
   // The resource server's check: a JWT from the authorization server, for this audience, unexpired.
   app.use(RPC_PATH, (req, res, next) => {
     const header = req.get('authorization') ?? '';

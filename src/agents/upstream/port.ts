@@ -18,6 +18,7 @@
  */
 import type { SendResult, StreamEvent, Task, TaskState } from '../../protocol/model.js';
 import { AirlockError } from '../../errors/index.js';
+import type { OutboundSubject } from '../../identity/delegation.js';
 
 /**
  * Reaches upstream agents by their registry name.
@@ -74,10 +75,13 @@ export interface UpstreamAgent {
   readonly secrets: readonly string[];
   /**
    * The agent's trusted card (fetched, checked against its pin, cached by the connector) and
-   * the channel it describes. Throws {@link UpstreamError} (`card_pin_mismatch`,
-   * `address_blocked`, `network_error`, …).
+   * the channel it describes. `subject` is who the turn's calls act for: an OAuth token exchange
+   * entry exchanges a delegated caller's token for one to the upstream (the user as subject),
+   * and uses its client credentials for a service caller; absent (no turn, e.g. a cancel): the
+   * entry's own configuration alone. Throws {@link UpstreamError} (`card_pin_mismatch`,
+   * `address_blocked`, `network_error`, `remote_auth_failed`, …).
    */
-  connect(signal: AbortSignal): Promise<UpstreamChannel>;
+  connect(signal: AbortSignal, subject?: OutboundSubject): Promise<UpstreamChannel>;
 }
 
 /**

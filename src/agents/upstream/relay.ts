@@ -204,7 +204,10 @@ class TurnRelay {
       return;
     }
     try {
-      const channel = await untilAborted(this.#context.agent.connect(this.#signal), this.#signal);
+      const channel = await untilAborted(
+        this.#context.agent.connect(this.#signal, this.#turn.outboundSubject),
+        this.#signal,
+      );
       // An OAuth upstream's token is issued while connecting: scrub replies of it too.
       const { limits, secrets } = this.#context.agent;
       this.#filter = new ReplyFilter({ maxReplyChars: limits.maxReplyChars, secrets });

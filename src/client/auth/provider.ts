@@ -2,7 +2,8 @@
  * Outbound auth for one client (or one upstream connector): for each call, which token goes in
  * the `Authorization` header. A `bearer_env` entry sends its static token; an OAuth entry gets
  * one from its token endpoint (client credentials, or a token exchange for the call's
- * subject), cached per (entry, subject, audience, scopes). With `from_card`, the trusted card's
+ * subject: a relay's delegated caller, else the configured one; a relay's service caller gets
+ * client credentials), cached per (entry, subject, audience, scopes). With `from_card`, the trusted card's
  * requirements decide whether a token is sent and with which scopes ({@link selectScheme}).
  * A remote's 401 drops the cached token; the caller retries once with a new one.
  *
@@ -21,7 +22,7 @@ import { OutboundAuthError } from './errors.js';
 import { jwtBearerParams } from './jwt-bearer.js';
 import { cardSecurityOf, selectScheme } from './schemes.js';
 import { DEFAULT_MAX_TOKEN_RESPONSE_BYTES, requestToken } from './token-endpoint.js';
-import { subjectTokenOf, tokenExchangeParams, type ExchangeSubject } from './token-exchange.js';
+import { exchangeSubjectOf, tokenExchangeParams, type ExchangeSubject } from './token-exchange.js';
 
 /**
  * Settings of {@link OutboundAuth}.
@@ -116,6 +117,7 @@ export class OutboundAuth {
         cardScheme: oauth.cardScheme ?? '',
         tokenEndpoint: oauth.tokenEndpoint,
         scopes: oauth.scopes,
+        grant: oauth.kind === 'oauth2_client_credentials' ? 'client_credentials' : oauth.kind,
       });
       if (choice.kind === 'none') return undefined;
       if (choice.kind === 'refused') {
@@ -130,16 +132,18 @@ export class OutboundAuth {
     // Requested audience: the operator's, else the remote's origin.
     const remote = new URL(url).origin;
     const audience = oauth.audience ?? oauth.resource ?? remote;
-    const exchange = oauth.kind === 'token_exchange';
+    // A token exchange entry called for a service caller (no subject) uses client credentials.
+    const subjectToken = oauth.kind === 'token_exchange' ? exchangeSubjectOf(oauth, subject) : undefined;
     const fetchToken = async () => {
-      const params = exchange
-        ? {
-            ...(oauth.audience === undefined && oauth.resource === undefined && { audience: remote }),
-            ...tokenExchangeParams(oauth, subjectTokenOf(oauth, subject), scopes),
-          }
-        : oauth.kind === 'jwt_bearer'
-          ? await jwtBearerParams(oauth, scopes, this.#now)
-          : clientCredentialsParams(oauth, scopes);
+      const params =
+        subjectToken !== undefined
+          ? {
+              ...(oauth.audience === undefined && oauth.resource === undefined && { audience: remote }),
+              ...tokenExchangeParams(oauth, subjectToken, scopes),
+            }
+          : oauth.kind === 'jwt_bearer'
+            ? await jwtBearerParams(oauth, scopes, this.#now)
+            : clientCredentialsParams(oauth, scopes);
       return requestToken(this.#transport, oauth, params, {
         privateNetwork: entry.privateNetwork,
         timeouts: entry.timeouts,
@@ -147,11 +151,12 @@ export class OutboundAuth {
         now: this.#now,
       });
     };
-    const who = exchange
-      ? subjectKey(subjectTokenOf(oauth, subject))
-      : oauth.assertion !== undefined
-        ? `assertion:${oauth.assertion.subject}`
-        : 'client';
+    const who =
+      subjectToken !== undefined
+        ? subjectKey(subjectToken)
+        : oauth.assertion !== undefined
+          ? `assertion:${oauth.assertion.subject}`
+          : 'client';
     const key = tokenCacheKey(entry.name, who, audience, scopes);
     return {
       header: async () => `Bearer ${(await this.#cache.get(key, fetchToken)).accessToken}`,

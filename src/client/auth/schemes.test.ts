@@ -113,14 +113,72 @@ describe('selectScheme', () => {
 });
 
 describe('cardSecurityOf', () => {
-  it('reads the canonical card: bearer and apiKey schemes, requirements as sent', () => {
+  it('reads the canonical card: every kept scheme, requirements as sent', () => {
     const security = cardSecurityOf({
-      securitySchemes: { b: { type: 'http', scheme: 'bearer' }, k: { type: 'apiKey' } },
+      securitySchemes: {
+        b: { type: 'http', scheme: 'bearer' },
+        k: { type: 'apiKey', location: 'header', name: 'X-Key' },
+        oauth: {
+          type: 'oauth2',
+          flows: {
+            clientCredentials: { tokenUrl: TOKEN, refreshUrl: `${TOKEN}/refresh`, scopes: ['a'] },
+            authorizationCode: { authorizationUrl: 'https://idp.example/authorize', tokenUrl: TOKEN, scopes: [] },
+          },
+          metadataUrl: 'https://idp.example/.well-known/oauth-authorization-server',
+        },
+        oidc: { type: 'openIdConnect', openIdConnectUrl: 'https://idp.example/.well-known/openid-configuration' },
+        mtls: { type: 'mutualTLS' },
+      },
       securityRequirements: [{ oauth: ['a'] }],
     });
     assert.deepEqual(security, {
-      schemes: { b: { type: 'http', scheme: 'bearer' }, k: { type: 'apiKey' } },
+      schemes: {
+        b: { type: 'http', scheme: 'bearer' },
+        k: { type: 'apiKey' },
+        oauth: {
+          type: 'oauth2',
+          tokenUrls: [TOKEN, `${TOKEN}/refresh`, TOKEN, 'https://idp.example/.well-known/oauth-authorization-server'],
+          flows: ['clientCredentials', 'authorizationCode'],
+        },
+        oidc: { type: 'openIdConnect', discoveryUrl: 'https://idp.example/.well-known/openid-configuration' },
+        mtls: { type: 'mutualTLS' },
+      },
       requirements: [{ oauth: ['a'] }],
     });
+  });
+
+  it('a metadata URL on another origin is refused like a token URL', () => {
+    const security = cardSecurityOf({
+      securitySchemes: {
+        oauth: {
+          type: 'oauth2',
+          flows: { clientCredentials: { tokenUrl: TOKEN, scopes: [] } },
+          metadataUrl: 'https://evil.example/.well-known/oauth-authorization-server',
+        },
+      },
+      securityRequirements: [{ oauth: [] }],
+    });
+    const choice = selectScheme(security, config());
+    assert.equal(choice.kind === 'refused' && choice.code, 'token_endpoint_origin');
+  });
+});
+
+describe('the entry grant against the declared flows', () => {
+  const userOnly = card([{ oauth: [] }], {
+    oauth: { type: 'oauth2', tokenUrls: [TOKEN], flows: ['authorizationCode'] },
+  });
+
+  it("a client credentials entry cannot supply a scheme that declares only a user's sign-in", () => {
+    const choice = selectScheme(userOnly, config({ grant: 'client_credentials' }));
+    assert.equal(choice.kind === 'refused' && choice.code, 'outbound_auth_unsupported_scheme');
+    assert.match(choice.kind === 'refused' ? choice.reason : '', /"oauth" declares no client credentials flow/);
+  });
+
+  it('a token exchange entry may (it brings the user), and a declared clientCredentials flow suits a client', () => {
+    assert.equal(selectScheme(userOnly, config({ grant: 'token_exchange' })).kind, 'token');
+    const both = card([{ oauth: [] }], {
+      oauth: { type: 'oauth2', tokenUrls: [TOKEN], flows: ['authorizationCode', 'clientCredentials'] },
+    });
+    assert.equal(selectScheme(both, config({ grant: 'client_credentials' })).kind, 'token');
   });
 });

@@ -11,21 +11,23 @@
  * if (choice.kind === 'refused') throw new OutboundAuthError(choice.code, …);
  * ```
  */
+import type { SecurityScheme } from '../../protocol/model.js';
 
 /**
- * One security scheme as the card declares it. `oauth2` and `openIdConnect` carry the URLs a
- * card may name (the canonical card decoder keeps only `http` bearer and `apiKey` today; a
- * requirement may still name a scheme the decoder did not keep).
+ * One security scheme as the card declares it. `oauth2` and `openIdConnect` carry the URLs that
+ * name the card's authorization server (a requirement may still name a scheme the decoder did
+ * not keep, such as HTTP Basic).
  *
  * @example
  * ```ts
- * const scheme: CardSchemeView = { type: 'oauth2', tokenUrls: ['https://idp.example/token'] };
+ * const scheme: CardSchemeView = { type: 'oauth2', tokenUrls: ['https://idp.example/token'], flows: ['clientCredentials'] };
  * ```
  */
 export type CardSchemeView =
   | { type: 'http'; scheme: string }
   | { type: 'apiKey' }
-  | { type: 'oauth2'; tokenUrls: readonly string[] }
+  /** `tokenUrls`: every flow's token and refresh URL, and the metadata URL; `flows`: the flow kinds declared. */
+  | { type: 'oauth2'; tokenUrls: readonly string[]; flows?: readonly string[] }
   | { type: 'openIdConnect'; discoveryUrl: string }
   | { type: 'mutualTLS' };
 
@@ -57,6 +59,11 @@ export interface SchemeConfig {
   readonly tokenEndpoint: string;
   /** The scopes the entry may ask for; empty: whatever the card's requirement names. */
   readonly scopes: readonly string[];
+  /**
+   * The entry's grant. A `client_credentials` entry cannot supply an `oauth2` scheme that
+   * declares flows but no `clientCredentials` one (it asks for a user's login).
+   */
+  readonly grant?: 'client_credentials' | 'token_exchange' | 'jwt_bearer';
 }
 
 /**
@@ -100,7 +107,7 @@ export function selectScheme(card: CardSecurity, config: SchemeConfig): SchemeCh
   const name = config.cardScheme;
   const declared = Object.hasOwn(card.schemes, name) ? card.schemes[name] : undefined;
   if (declared !== undefined) {
-    const problem = schemeProblem(declared, config.tokenEndpoint);
+    const problem = schemeProblem(declared, config.tokenEndpoint, config.grant);
     if (problem !== undefined) return { kind: 'refused', ...problem, reason: `${shown(name)} ${problem.reason}` };
   }
   let optional = false;
@@ -144,6 +151,7 @@ export function selectScheme(card: CardSecurity, config: SchemeConfig): SchemeCh
 function schemeProblem(
   scheme: CardSchemeView,
   tokenEndpoint: string,
+  grant: SchemeConfig['grant'],
 ): { code: 'outbound_auth_unsupported_scheme' | 'token_endpoint_origin'; reason: string } | undefined {
   switch (scheme.type) {
     case 'http':
@@ -153,8 +161,15 @@ function schemeProblem(
     case 'oauth2': {
       const origin = originOf(tokenEndpoint);
       const foreign = scheme.tokenUrls.some((url) => originOf(url) !== origin || origin === undefined);
-      return foreign
-        ? { code: 'token_endpoint_origin', reason: "names a token URL outside the entry's token endpoint origin" }
+      if (foreign) {
+        return { code: 'token_endpoint_origin', reason: "names a token URL outside the entry's token endpoint origin" };
+      }
+      const flows = scheme.flows ?? [];
+      return grant === 'client_credentials' && flows.length > 0 && !flows.includes('clientCredentials')
+        ? {
+            code: 'outbound_auth_unsupported_scheme',
+            reason: "declares no client credentials flow on the card (it asks for a user's sign-in)",
+          }
         : undefined;
     }
     case 'openIdConnect':
@@ -187,7 +202,8 @@ function dedupe(values: readonly string[]): string[] {
 
 /**
  * The card's security as {@link selectScheme} reads it, from the canonical card model (which
- * keeps `http` bearer and `apiKey` schemes, and every requirement as sent).
+ * keeps `http` bearer, `apiKey`, `oauth2`, `openIdConnect` and `mutualTLS` schemes, and every
+ * requirement as sent).
  *
  * @example
  * ```ts
@@ -195,12 +211,29 @@ function dedupe(values: readonly string[]): string[] {
  * ```
  */
 export function cardSecurityOf(card: {
-  securitySchemes: Readonly<Record<string, { type: string; scheme?: string }>>;
+  securitySchemes: Readonly<Record<string, SecurityScheme>>;
   securityRequirements: readonly Readonly<Record<string, readonly string[]>>[];
 }): CardSecurity {
   const schemes: Record<string, CardSchemeView> = {};
-  for (const [name, scheme] of Object.entries(card.securitySchemes)) {
-    schemes[name] = scheme.type === 'http' ? { type: 'http', scheme: scheme.scheme ?? '' } : { type: 'apiKey' };
-  }
+  for (const [name, scheme] of Object.entries(card.securitySchemes)) schemes[name] = viewOf(scheme);
   return { schemes, requirements: card.securityRequirements };
+}
+
+function viewOf(scheme: SecurityScheme): CardSchemeView {
+  switch (scheme.type) {
+    case 'http':
+      return { type: 'http', scheme: scheme.scheme };
+    case 'apiKey':
+      return { type: 'apiKey' };
+    case 'oauth2': {
+      const flows = Object.values(scheme.flows);
+      const urls = flows.flatMap((flow) => [flow.tokenUrl, flow.refreshUrl]);
+      const tokenUrls = [...urls, scheme.metadataUrl].filter((url): url is string => url !== undefined);
+      return { type: 'oauth2', tokenUrls, flows: Object.keys(scheme.flows) };
+    }
+    case 'openIdConnect':
+      return { type: 'openIdConnect', discoveryUrl: scheme.openIdConnectUrl };
+    case 'mutualTLS':
+      return { type: 'mutualTLS' };
+  }
 }

@@ -46,6 +46,28 @@ export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exch
  */
 export interface ExchangeSubject {
   readonly subjectToken?: string;
+  /**
+   * The call is made for an inbound caller (a relay's turn): without the caller's own token (a
+   * service caller) the entry's client credentials are used, never its configured subject token,
+   * so no service caller acts as that subject.
+   */
+  readonly forInboundCaller?: boolean;
+}
+
+/**
+ * The subject token a token exchange entry uses for this call, or undefined when the call goes
+ * with the entry's client credentials instead (a relay's service caller).
+ *
+ * @example
+ * ```ts
+ * exchangeSubjectOf(oauth, { forInboundCaller: true }); // undefined: client credentials
+ * ```
+ * @throws OutboundAuthError `token_exchange_no_subject`
+ */
+export function exchangeSubjectOf(oauth: OAuthSettings, subject: ExchangeSubject): string | undefined {
+  if (subject.subjectToken !== undefined) return subject.subjectToken;
+  if (subject.forInboundCaller === true) return undefined;
+  return subjectTokenOf(oauth, subject);
 }
 
 /**

@@ -3,9 +3,10 @@
  * either shape, v1.0 or v0.3, so a client can fetch a card without knowing in advance which
  * one it will get. Failures are INVALID_AGENT_RESPONSE.
  *
- * Only the schemes the canonical model represents (HTTP bearer, API key) survive decoding;
- * others (OAuth2, OpenID Connect, mTLS, HTTP Basic) are skipped, while security
- * requirements are kept as sent, so a requirement may name a scheme the client cannot use.
+ * The schemes the canonical model represents survive decoding: HTTP bearer, API key, and (with
+ * their URLs and scope names, bounded: `./decode-oauth.ts`) OAuth 2.0, OpenID Connect and mutual
+ * TLS; others (HTTP Basic, unknown kinds) are skipped, while security requirements are kept as
+ * sent, so a requirement may name a scheme the client cannot use. At most {@link MAX_SCHEMES}.
  *
  * @example
  * ```ts
@@ -29,6 +30,7 @@ import {
   stringArray,
 } from '../validation/primitives.js';
 import type { Rec } from '../validation/primitives.js';
+import { decodeMutualTlsScheme, decodeOAuthScheme, decodeOpenIdScheme } from './decode-oauth.js';
 
 /** Names and descriptions in cards are for people; they are bounded only loosely. */
 const TEXT_MAX = 64 * 1024;
@@ -112,6 +114,9 @@ function decodeScheme(value: unknown, path: string, ctx: Ctx): SecurityScheme | 
     // v0.3: tagged by `type`.
     if (rec.type === 'http') return decodeHttpScheme(rec, path, ctx);
     if (rec.type === 'apiKey') return decodeApiKeyScheme(rec, rec.in, `${path}.in`, path, ctx);
+    if (rec.type === 'oauth2') return decodeOAuthScheme(rec, path, ctx);
+    if (rec.type === 'openIdConnect') return decodeOpenIdScheme(rec, path, ctx);
+    if (rec.type === 'mutualTLS') return decodeMutualTlsScheme(rec, path, ctx);
     return undefined;
   }
   // v1.0: one wrapper key.
@@ -124,8 +129,21 @@ function decodeScheme(value: unknown, path: string, ctx: Ctx): SecurityScheme | 
     const body = checkRecord(rec.apiKeySecurityScheme, inner, ctx);
     return decodeApiKeyScheme(body, body.location, `${inner}.location`, inner, ctx);
   }
+  for (const [key, decode] of WRAPPED_SCHEMES) {
+    if (!isAbsent(rec[key])) return decode(checkRecord(rec[key], `${path}.${key}`, ctx), `${path}.${key}`, ctx);
+  }
   return undefined;
 }
+
+/** The v1.0 wrapper keys of the schemes `./decode-oauth.ts` reads. */
+const WRAPPED_SCHEMES: readonly (readonly [string, (rec: Rec, path: string, ctx: Ctx) => SecurityScheme])[] = [
+  ['oauth2SecurityScheme', decodeOAuthScheme],
+  ['openIdConnectSecurityScheme', decodeOpenIdScheme],
+  ['mtlsSecurityScheme', decodeMutualTlsScheme],
+];
+
+/** Most security schemes a card may declare: a card over it is refused (never cut, which would hide a change from the digest). */
+export const MAX_SCHEMES = 64;
 
 function decodeHttpScheme(rec: Rec, path: string, ctx: Ctx): SecurityScheme | undefined {
   const scheme = checkString(rec.scheme, `${path}.scheme`, ctx, NAME_MAX);
@@ -157,6 +175,8 @@ function decodeApiKeyScheme(
 function decodeSchemes(value: unknown, ctx: Ctx): Record<string, SecurityScheme> {
   if (isAbsent(value)) return {};
   const rec = checkMap(value, 'card.securitySchemes', ctx);
+  if (Object.keys(rec).length > MAX_SCHEMES)
+    throw ctx.fail('card.securitySchemes', `has more than ${MAX_SCHEMES} schemes`);
   const entries: [string, SecurityScheme][] = [];
   for (const name of Object.keys(rec)) {
     const scheme = decodeScheme(rec[name], `card.securitySchemes.${name}`, ctx);

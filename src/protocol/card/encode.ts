@@ -9,7 +9,7 @@
  * ```
  */
 import { A2AError } from '../errors.js';
-import type { AgentCard, AgentInterface, AgentSkill, SecurityScheme } from '../model.js';
+import type { AgentCard, AgentExtension, AgentInterface, AgentSkill, OAuthFlow, SecurityScheme } from '../model.js';
 import type { Rec } from '../validation/primitives.js';
 
 /**
@@ -42,6 +42,9 @@ function encodeSchemeV10(scheme: SecurityScheme): Rec {
     if (scheme.description !== undefined) inner.description = scheme.description;
     return { httpAuthSecurityScheme: inner };
   }
+  if (scheme.type === 'oauth2') return { oauth2SecurityScheme: schemeBody(scheme) };
+  if (scheme.type === 'openIdConnect') return { openIdConnectSecurityScheme: schemeBody(scheme) };
+  if (scheme.type === 'mutualTLS') return { mtlsSecurityScheme: schemeBody(scheme) };
   const inner: Rec = { location: scheme.location, name: scheme.name };
   if (scheme.description !== undefined) inner.description = scheme.description;
   return { apiKeySecurityScheme: inner };
@@ -54,7 +57,28 @@ function encodeSchemeV03(scheme: SecurityScheme): Rec {
     if (scheme.description !== undefined) out.description = scheme.description;
     return out;
   }
+  if (scheme.type === 'oauth2' || scheme.type === 'openIdConnect' || scheme.type === 'mutualTLS') {
+    return { type: scheme.type, ...schemeBody(scheme) };
+  }
   const out: Rec = { type: 'apiKey', in: scheme.location, name: scheme.name };
+  if (scheme.description !== undefined) out.description = scheme.description;
+  return out;
+}
+
+/**
+ * The body of an OAuth 2.0, OpenID Connect or mTLS scheme, the same in both shapes. Scope
+ * descriptions are not kept by the decoder, so each scope is written with an empty one.
+ */
+function schemeBody(scheme: Extract<SecurityScheme, { type: 'oauth2' | 'openIdConnect' | 'mutualTLS' }>): Rec {
+  const out: Rec = {};
+  if (scheme.type === 'oauth2') {
+    out.flows = mapValues(scheme.flows as Record<string, OAuthFlow>, (flow) => {
+      const { scopes, ...urls } = flow;
+      return { ...urls, scopes: Object.fromEntries(scopes.map((scope) => [scope, ''])) };
+    });
+    if (scheme.metadataUrl !== undefined) out.oauth2MetadataUrl = scheme.metadataUrl;
+  }
+  if (scheme.type === 'openIdConnect') out.openIdConnectUrl = scheme.openIdConnectUrl;
   if (scheme.description !== undefined) out.description = scheme.description;
   return out;
 }
@@ -62,6 +86,21 @@ function encodeSchemeV03(scheme: SecurityScheme): Rec {
 /** Maps a record's values; `Object.fromEntries` keeps a key such as `__proto__` an own key. */
 function mapValues<T, U>(record: Readonly<Record<string, T>>, map: (value: T) => U): Record<string, U> {
   return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
+}
+
+/** `capabilities.extensions`, the same in both dialects; left out when the card declares none. */
+function withExtensions(capabilities: Rec, card: AgentCard): Rec {
+  const extensions = card.capabilities.extensions;
+  if (extensions !== undefined && extensions.length > 0) capabilities.extensions = extensions.map(encodeExtension);
+  return capabilities;
+}
+
+function encodeExtension(extension: AgentExtension): Rec {
+  const out: Rec = { uri: extension.uri };
+  if (extension.description !== undefined) out.description = extension.description;
+  out.required = extension.required;
+  if (extension.params !== undefined) out.params = extension.params;
+  return out;
 }
 
 function addCommon(out: Rec, card: AgentCard): void {
@@ -86,11 +125,14 @@ export function encodeCardV10(card: AgentCard): Rec {
     version: card.version,
   };
   addCommon(out, card);
-  out.capabilities = {
-    streaming: card.capabilities.streaming,
-    pushNotifications: card.capabilities.pushNotifications,
-    extendedAgentCard: card.capabilities.extendedAgentCard,
-  };
+  out.capabilities = withExtensions(
+    {
+      streaming: card.capabilities.streaming,
+      pushNotifications: card.capabilities.pushNotifications,
+      extendedAgentCard: card.capabilities.extendedAgentCard,
+    },
+    card,
+  );
   if (Object.keys(card.securitySchemes).length > 0)
     out.securitySchemes = mapValues(card.securitySchemes, encodeSchemeV10);
   if (card.securityRequirements.length > 0) {
@@ -138,11 +180,14 @@ export function encodeCardV03(card: AgentCard): Rec {
   if (additional.length > 1) out.additionalInterfaces = additional;
   out.version = card.version;
   addCommon(out, card);
-  out.capabilities = {
-    streaming: card.capabilities.streaming,
-    pushNotifications: card.capabilities.pushNotifications,
-    stateTransitionHistory: false,
-  };
+  out.capabilities = withExtensions(
+    {
+      streaming: card.capabilities.streaming,
+      pushNotifications: card.capabilities.pushNotifications,
+      stateTransitionHistory: false,
+    },
+    card,
+  );
   if (Object.keys(card.securitySchemes).length > 0)
     out.securitySchemes = mapValues(card.securitySchemes, encodeSchemeV03);
   if (card.securityRequirements.length > 0) {

@@ -15,7 +15,9 @@ import { CapacityError } from '../../tasks/policy.js';
 import type { TaskService } from '../../tasks/service.js';
 import { createJsonBodyStep } from '../admission/body.js';
 import { andThen, compose, REFUSED, type Step } from '../admission/compose.js';
+import { delegationOf } from '../admission/delegation.js';
 import type { AdmittedInbound, AgentInbound } from '../admission/inbound.js';
+import { extensionRequestOf } from '../admission/extensions.js';
 import type { TurnCandidate } from '../admission/turn.js';
 import { headerOf, sendJson } from '../respond/response.js';
 import {
@@ -113,8 +115,10 @@ export function createAskRoute(options: AskRouteOptions): (inbound: AgentInbound
           backend: agent.backend,
           caller: principal,
           via: admitted.via,
+          delegation: delegationOf(admitted),
         },
         message,
+        extensions: extensionRequestOf(admitted.req, res),
         refuseTurn: (error) => sendAskError(res, askErrorResponse(error)),
         text: '',
         grant: undefined,

@@ -1,9 +1,9 @@
 /**
  * The HTTP+JSON route (v1.0 §11: `POST {agent}/message:send`, `GET {agent}/tasks/{id}`, …).
  * The same admission as the JSON-RPC route, in the same order: the caller (lockout,
- * credentials, rate), the version and extensions asked for, the body (Content-Type, limits,
- * depth) for the routes that take one, the decoded request, and for a message the turn (limits,
- * content rules, a concurrency slot) and for a stream its slot. Then the same task service
+ * credentials, rate), the version asked for, the body (Content-Type, limits, depth) for the
+ * routes that take one, the decoded request, for a stream its slot, and the turn steps (the
+ * extensions asked for, and for a message limits, content rules, a concurrency slot). Then the same task service
  * calls; only the codec at the edge (src/protocol/http-json/) differs.
  *
  * @example
@@ -16,12 +16,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2AError } from '../../protocol/errors.js';
 import {
-  activateExtensions,
-  EXTENSIONS_HEADERS,
-  parseExtensions,
-  type DeclaredExtension,
-} from '../../protocol/headers.js';
-import {
   decodeHttpJsonRequest,
   HTTP_JSON_RESULTS,
   httpJsonError,
@@ -32,6 +26,8 @@ import type { A2ARequest } from '../../protocol/model.js';
 import { parseA2AVersion, requestedVersion } from '../../protocol/version.js';
 import { createJsonBodyStep } from '../admission/body.js';
 import { andThen, REFUSED } from '../admission/compose.js';
+import { delegationOf } from '../admission/delegation.js';
+import { extensionRequestOf } from '../admission/extensions.js';
 import type { AgentInbound } from '../admission/inbound.js';
 import type { StreamCandidate } from '../admission/stream-slot.js';
 import type { TurnCandidate } from '../admission/turn.js';
@@ -53,13 +49,6 @@ import { READER_BEHIND_MESSAGE, type RpcRouteOptions } from './jsonrpc.js';
  * ```
  */
 export type HttpJsonRouteOptions = RpcRouteOptions;
-
-/**
- * Extensions the agents' cards declare: none yet (the configuration has no field for them), so
- * every requested extension is ignored and none is required. The check and the echo are in
- * place for the day a card declares one.
- */
-const DECLARED_EXTENSIONS: readonly DeclaredExtension[] = [];
 
 /** Whether a request carries a body (a POST the SDK sends without one has neither header). */
 function hasBody(req: IncomingMessage): boolean {
@@ -164,13 +153,6 @@ export function createHttpJsonRoute(
         if (parseA2AVersion(requestedVersion(headerOf(req, 'a2a-version'), req.url)) !== '1.0') {
           throw new A2AError('VERSION_NOT_SUPPORTED', 'This binding serves A2A-Version 1.0; send A2A-Version: 1.0');
         }
-        const requested = parseExtensions(EXTENSIONS_HEADERS.map((name) => req.headers[name]));
-        const extensions = activateExtensions(requested, DECLARED_EXTENSIONS);
-        if ('missing' in extensions) {
-          throw new A2AError('EXTENSION_SUPPORT_REQUIRED', `This agent requires the extension ${extensions.missing}`);
-        }
-        // Echoed on whatever the response turns out to be, streams included.
-        if (extensions.activated.length > 0) res.setHeader('a2a-extensions', extensions.activated.join(', '));
       } catch (error) {
         return write(res, httpJsonFailure(error, agent.onRpcError));
       }
@@ -201,8 +183,10 @@ export function createHttpJsonRoute(
           backend: agent.backend,
           caller: principal,
           via: caller.via,
+          delegation: delegationOf(caller),
         },
         message: turnMessageOf(request),
+        extensions: extensionRequestOf(req, res),
         refuseTurn: failed,
         text: '',
         grant: undefined,

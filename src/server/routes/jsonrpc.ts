@@ -18,6 +18,8 @@ import type { TaskService } from '../../tasks/service.js';
 import { createJsonBodyStep } from '../admission/body.js';
 import { andThen, compose, REFUSED, type Step } from '../admission/compose.js';
 import type { AdmittedInbound, AgentInbound } from '../admission/inbound.js';
+import { extensionRequestOf } from '../admission/extensions.js';
+import { delegationOf } from '../admission/delegation.js';
 import type { StreamCandidate } from '../admission/stream-slot.js';
 import type { TurnCandidate } from '../admission/turn.js';
 import type { Logger } from '../log.js';
@@ -167,8 +169,10 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
           // The principal itself: it carries clientId and kind, and is built once per client.
           caller: principal,
           via: admitted.via,
+          delegation: delegationOf(admitted),
         },
         message: turnMessageOf(request),
+        extensions: extensionRequestOf(admitted.req, res),
         refuseTurn: (error) => void write(res, failed(error)),
         text: '',
         grant: undefined,

@@ -12,6 +12,7 @@
  */
 import type { AgentTurn, ApprovedAction, DeniedAction, PersonAnswer } from '../../agents/backend.js';
 import type { TurnToolbox } from '../../agents/tools.js';
+import { outboundSubjectOf } from '../../identity/delegation.js';
 import type { CallContext } from '../call-context.js';
 import type { TurnPrompt } from '../policy.js';
 import { deriveSessionId } from '../session.js';
@@ -163,6 +164,7 @@ export function newTurn(ctx: CallContext, live: LiveTask, resuming: boolean, sto
     resumed: resuming,
     // Every inbound turn has a hop chain: a plain field of the literal, not a property added after.
     via: ctx.via,
+    outboundSubject: outboundSubjectOf(ctx),
     [TURN_STATE]: state,
   };
   Object.defineProperty(turn, 'sessionId', SESSION_ID_ACCESSOR);
