@@ -131,10 +131,10 @@ function printHeader(settings: Settings): void {
 // ---------------------------------------------------------------- servers
 
 /**
- * The bench config. Every request passes the gate, auth, the rate limit (set high enough never
- * to refuse), body and depth limits, message limits, content rules, suspicious-pattern counting
+ * The bench config. Every request passes the gate, auth, the rate limit and the per-client task
+ * cap (both set high enough never to refuse), body and depth limits, message limits, content rules, suspicious-pattern counting
  * and the in-flight caps in both variants; `guarded` adds what is off by default: the audit file
- * (two synchronous rows per task), reply scrubbing, X-Forwarded-For parsing for a trusted proxy,
+ * (two rows per task, group-committed), reply scrubbing, X-Forwarded-For parsing for a trusted proxy,
  * the X-API-Key header and the REST routes.
  */
 function airlockConfig(guarded: boolean, workDir: string, store: string[] = []): string {
@@ -146,6 +146,9 @@ function airlockConfig(guarded: boolean, workDir: string, store: string[] = []):
     ...(guarded ? ['  trustedProxies: [127.0.0.1]', '  apiKeyHeader: true', '  rest: true'] : []),
     'limits:',
     '  requestsPerMinute: 100000000',
+    // Above the 50 connections of one client: a task holds its slot until its audit row is
+    // written (group commit, one event-loop turn), so the default 16 would refuse requests.
+    '  maxConcurrentTasksPerPrincipal: 64',
     ...(guarded
       ? [
           'content:',

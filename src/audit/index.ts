@@ -41,6 +41,7 @@ export {
   GENESIS_PREV,
   MAX_LINE_BYTES,
   checkLine,
+  encodeLine,
   encodeRow,
   type ChainHead,
   type EncodedRow,

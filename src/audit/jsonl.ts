@@ -24,7 +24,13 @@
  *   would break the chain. Give each process (replica) its own file.
  * - `close()` fsyncs, closes and releases the lock.
  * - `syncEveryWrite: true` fsyncs after every row too (durable across power loss, at the cost of
- *   a disk flush per row).
+ *   a disk flush per row; with `groupCommit`, per batch).
+ * - `groupCommit: true` (the gateway's setting): `write` encodes and chains the row at once but
+ *   appends it to a batch, written with one `writeSync` at the end of the event-loop turn
+ *   (`commit.ts`); `committed()` is the promise a response waits for. `write` still throws at once
+ *   for what is known then (closed, unusable, lost lock, an unsafe event); a batch that fails is
+ *   cut back off the file, the chain head goes back to the last row written, and every caller
+ *   waiting on the batch gets its `AuditWriteError`.
  *
  * @example
  * ```ts
@@ -52,7 +58,8 @@ import {
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { checkLine, encodeRow, GENESIS_HEAD, MAX_LINE_BYTES, type ChainHead } from './chain.js';
+import { GroupCommit } from './commit.js';
+import { checkLine, encodeLine, encodeRow, GENESIS_HEAD, MAX_LINE_BYTES, type ChainHead } from './chain.js';
 import type { AuditEvent } from './events.js';
 import { AuditWriteError, errnoOf, type AuditSink } from './sink.js';
 
@@ -64,6 +71,10 @@ export interface JsonlAuditSinkOptions {
    * Default {@link AUDIT_LOCK_STALE_MS}; at least 2000 (proper-lockfile's floor). For tests.
    */
   lockStaleMs?: number;
+  /** Write rows in one batch per event-loop turn (see above). Default false: one write per row. */
+  groupCommit?: boolean;
+  /** Told of a batch that could not be written (group commit), with its rows, e.g. to log them. */
+  onCommitError?: (error: AuditWriteError, lines: readonly string[]) => void;
 }
 
 /**
@@ -87,6 +98,10 @@ export class JsonlAuditSink implements AuditSink {
   readonly #regular: boolean;
   #fd: number | undefined;
   #head: ChainHead;
+  /** The head of the last row in the file (with group commit, `#head` runs ahead of it). */
+  #written: ChainHead;
+  /** The open batch, with group commit. */
+  readonly #commit: GroupCommit | undefined;
   /** Bytes in the file that belong to whole rows (regular files). */
   #size: number;
   #unusable: AuditWriteError | undefined;
@@ -122,6 +137,7 @@ export class JsonlAuditSink implements AuditSink {
       if (this.#regular && (stat.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
       this.#size = this.#regular ? stat.size : 0;
       this.#head = this.#regular && stat.size > 0 ? readHead(fd, stat.size, this.path) : { ...GENESIS_HEAD };
+      this.#written = this.#head;
     } catch (error) {
       closeSync(fd);
       this.#unlock();
@@ -129,6 +145,11 @@ export class JsonlAuditSink implements AuditSink {
       throw ioError('open', `cannot prepare ${this.path}`, error);
     }
     this.#fd = fd;
+    const onCommitError = options.onCommitError;
+    this.#commit =
+      options.groupCommit === true
+        ? new GroupCommit((lines) => this.#writeBatch(lines), onCommitError ?? (() => undefined))
+        : undefined;
   }
 
   /** Takes the file's lock, or throws `AuditWriteError` reason `locked` naming the holder. */
@@ -225,6 +246,20 @@ export class JsonlAuditSink implements AuditSink {
     return { ...this.#head };
   }
 
+  /**
+   * With group commit: undefined when every row written so far is in the file, else the promise
+   * of the batch that holds them (rejected with its `AuditWriteError` if it fails). Without:
+   * always undefined (each `write` is in the file when it returns).
+   */
+  committed(): Promise<void> | undefined {
+    return this.#commit?.committed();
+  }
+
+  /** Batches written by group commit (one `writeSync` each) and the rows in them. */
+  get commitStats(): { batches: number; rows: number } {
+    return this.#commit?.stats ?? { batches: 0, rows: 0 };
+  }
+
   write(event: AuditEvent): void {
     const fd = this.#fd;
     if (fd === undefined) throw new AuditWriteError('write', 'closed', `${this.path} is closed`);
@@ -233,6 +268,12 @@ export class JsonlAuditSink implements AuditSink {
       throw new AuditWriteError('write', 'unusable', `${this.path} is unusable after a failed write`, {
         cause: this.#unusable,
       });
+    }
+    if (this.#commit !== undefined) {
+      const row = encodeLine(this.#head, event);
+      this.#commit.append(row.line);
+      this.#head = { seq: row.seq, hash: row.hash };
+      return;
     }
     const row = encodeRow(this.#head, event);
     let written = 0;
@@ -246,15 +287,43 @@ export class JsonlAuditSink implements AuditSink {
     }
     this.#size += row.bytes.length;
     this.#head = { seq: row.seq, hash: row.hash };
+    this.#written = this.#head;
+  }
+
+  /** One batch, in one write (group commit). A failure is undone and the head goes back. */
+  #writeBatch(lines: readonly string[]): void {
+    const fd = this.#fd;
+    if (fd === undefined) throw new AuditWriteError('write', 'closed', `${this.path} is closed`);
+    const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+    let written = 0;
+    try {
+      if (this.#unusable !== undefined) throw this.#unusable;
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+      if (this.#syncEveryWrite) fsyncSync(fd);
+    } catch (error) {
+      const failure =
+        error instanceof AuditWriteError ? error : ioError('write', `cannot append to ${this.path}`, error);
+      this.#rollBack(fd, written, failure);
+      // Rows appended after this batch do not exist yet (the write is synchronous), so going
+      // back to the last row in the file is all it takes to continue the chain.
+      this.#head = this.#written;
+      throw failure;
+    }
+    this.#size += bytes.length;
+    this.#written = this.#head;
   }
 
   close(): void {
     const fd = this.#fd;
     if (fd === undefined) return;
+    // The open batch first: close() is how shutdown and drain make every row durable.
+    const unwritten = this.#commit?.flush();
     this.#fd = undefined;
     try {
+      if (unwritten !== undefined) throw unwritten;
       if (this.#regular) fsyncSync(fd);
     } catch (error) {
+      if (error instanceof AuditWriteError) throw error;
       throw ioError('sync', `cannot flush ${this.path}`, error);
     } finally {
       closeSync(fd);

@@ -1,7 +1,9 @@
 /**
  * Where audit rows go. A sink writes synchronously: when `write` returns, the row has been
  * handed to the operating system (or to memory), and when it throws, the caller must refuse
- * the work it was about to do rather than run unaudited.
+ * the work it was about to do rather than run unaudited. A sink with group commit (the file
+ * sink in the gateway) hands rows over at the end of the event-loop turn instead, and says when
+ * through `committed()`: what waits on it (every response) is sent only after its rows are out.
  *
  * Implementations: `jsonl.ts` (a hash-chained JSONL file), `stdout.ts` (the same rows on a
  * file descriptor or stream, for containers), `memory.ts` (tests). A database sink comes later
@@ -27,6 +29,13 @@ export interface AuditSink {
    * @throws AuditWriteError if the row could not be written, or the sink is closed
    */
   write(event: AuditEvent): void;
+  /**
+   * The commit point of a sink that writes rows in groups (`groupCommit`, commit.ts): undefined
+   * when every row written so far is out, else a promise settled once they are (rejected with
+   * the batch's `AuditWriteError`). The gateway sends no response before it settles. Absent, or
+   * always undefined: each `write` is out when it returns.
+   */
+  committed?(): Promise<void> | undefined;
   /** Flushes (fsync for files) and releases the sink. Idempotent. @throws AuditWriteError */
   close(): void;
 }

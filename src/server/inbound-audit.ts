@@ -35,21 +35,45 @@ import type { Logger } from './log.js';
 
 /**
  * Opens the configured sinks (a hash-chained JSONL file, stdout, or both); none when neither is set.
+ * The file is written with group commit (audit/commit.ts): the gateway holds each response until
+ * `committed()` (respond/committed.ts). A batch that fails goes to `logger`.
  *
  * @example
  * ```ts
  * const sink = openAuditSinks({ file: '.airlock/audit.jsonl', stdout: false });
  * ```
  */
-export function openAuditSinks(config: AuditConfig): AuditSink | undefined {
+export function openAuditSinks(config: AuditConfig, logger?: Logger): AuditSink | undefined {
   const sinks: AuditSink[] = [];
-  if (config.file !== undefined) sinks.push(new JsonlAuditSink(config.file));
+  if (config.file !== undefined) {
+    sinks.push(
+      new JsonlAuditSink(config.file, {
+        groupCommit: true,
+        // One line per row lost, as when each row was written on its own.
+        onCommitError: (error, lines) => {
+          for (const line of lines) {
+            const { type } = JSON.parse(line) as { type: string };
+            logger?.error({ event: 'audit_write_failed', type, error: describe(error) });
+          }
+        },
+      }),
+    );
+  }
   if (config.stdout) sinks.push(new StdoutAuditSink());
   if (sinks.length === 0) return undefined;
   if (sinks.length === 1) return sinks[0];
   return {
     write: (event) => {
       for (const sink of sinks) sink.write(event);
+    },
+    committed: () => {
+      let wait: Promise<void> | undefined;
+      for (const sink of sinks) {
+        const commit = sink.committed?.();
+        if (commit !== undefined)
+          wait = wait === undefined ? commit : Promise.all([wait, commit]).then(() => undefined);
+      }
+      return wait;
     },
     close: () => {
       for (const sink of sinks) sink.close();
@@ -62,6 +86,9 @@ type Remote = string | undefined;
 export class InboundAudit {
   readonly #sink: AuditSink | undefined;
   readonly #logger: Logger;
+  /** The sink's last commit point, and the same promise with its failure as the caller's error. */
+  #commit: Promise<void> | undefined;
+  #refusedIfLost: Promise<void> | undefined;
 
   constructor(sink: AuditSink | undefined, logger: Logger) {
     this.#sink = sink;
@@ -182,6 +209,26 @@ export class InboundAudit {
       inputChars,
       ...(ctx.caller !== undefined && { principalKind: ctx.caller.kind }),
     });
+  }
+
+  /**
+   * With group commit: undefined when every row is written, else a promise settled once it is,
+   * rejected with the internal error a task whose submitted row is lost gets ("nothing was run").
+   * The task service awaits it after the submitted row (TaskServiceOptions.observed).
+   */
+  written(): Promise<void> | undefined {
+    const commit = this.#sink?.committed?.();
+    if (commit === undefined) return undefined;
+    // One mapped promise per batch, not per request.
+    if (commit !== this.#commit) {
+      this.#commit = commit;
+      // The failure is logged by the sink's onCommitError, once per row.
+      this.#refusedIfLost = commit.catch(() => {
+        throw new A2AError('INTERNAL', 'The request could not be recorded in the audit log; nothing was run');
+      });
+      this.#refusedIfLost.catch(() => undefined);
+    }
+    return this.#refusedIfLost;
   }
 
   /** The task service's observer: submitted and outcome rows. Undefined when nothing is audited. */

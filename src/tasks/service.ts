@@ -71,6 +71,12 @@ export interface TaskServiceOptions {
   /** Told of every task's submission and outcome (audit). */
   observe?: TaskObserver;
   /**
+   * When `observe` writes its rows in groups (audit group commit): undefined when they are out,
+   * else a promise settled once they are. A turn runs only after its submitted row is out; a
+   * rejection refuses the turn with that error (nothing runs unaudited).
+   */
+  observed?: () => Promise<void> | undefined;
+  /**
    * Where a turn that needs a person goes: guarded actions (`propose-action`) and remote
    * agents' questions (`ask-person`). Without one, every proposal fails its task.
    */
@@ -132,6 +138,7 @@ export class TaskService {
       bus: options.bus ?? new LocalTaskEventBus(),
       log,
       observe: options.observe,
+      observed: options.observed,
       gate: options.gate,
       timestamp: now === undefined ? isoNow : () => now().toISOString(),
       live,

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { clientAddressOf, isLoopbackAddress, isLoopbackPeer, parseTrustedProxies } from './client-address.js';
+import {
+  CLIENT_ADDRESS_CACHE_SIZE,
+  clientAddressOf,
+  isLoopbackAddress,
+  isLoopbackPeer,
+  parseTrustedProxies,
+} from './client-address.js';
 
 const proxies = parseTrustedProxies(['10.0.0.0/8', '192.168.1.1', 'fd00::/8']);
 
@@ -24,6 +30,21 @@ describe('clientAddressOf', () => {
   for (const [name, peer, header, expected] of cases) {
     it(name, () => assert.equal(clientAddressOf(peer, header, proxies), expected));
   }
+
+  it('cached answers: the same on every call, per trusted list, and right past the cache bound', () => {
+    const header = '198.51.100.7, 10.9.9.9';
+    assert.equal(clientAddressOf('10.0.0.2', header, proxies), '198.51.100.7');
+    assert.equal(clientAddressOf('10.0.0.2', header, proxies), '198.51.100.7');
+    // Another list (a reload) is judged afresh: 10.0.0.2 is not trusted there.
+    const others = parseTrustedProxies(['192.168.1.1']);
+    assert.equal(clientAddressOf('10.0.0.2', header, others), '10.0.0.2');
+    for (let i = 0; i < CLIENT_ADDRESS_CACHE_SIZE + 10; i++) {
+      const hop = `198.51.${i >> 8}.${i & 255}`;
+      assert.equal(clientAddressOf('10.0.0.2', `${hop}, 10.9.9.9`, proxies), hop);
+    }
+    assert.equal(clientAddressOf('10.0.0.2', header, proxies), '198.51.100.7');
+    assert.equal(clientAddressOf('203.0.113.5', '127.0.0.1', proxies), '203.0.113.5');
+  });
 
   it('with no trusted proxies, the header never matters', () => {
     assert.equal(clientAddressOf('10.0.0.2', '198.51.100.7', []), '10.0.0.2');

@@ -31,9 +31,39 @@ export function parseTrustedProxies(entries: readonly string[]): Cidr[] {
   });
 }
 
-/** The caller's address as the gate should judge it; undefined when the socket has none. */
+/** Answers already worked out, per trusted list (a reload brings a new list, so a new cache). */
+const ANSWERS = new WeakMap<readonly Cidr[], Map<string, string | undefined>>();
+/** Entries a cache holds before it starts over: callers choose `X-Forwarded-For`, so it is bounded. */
+export const CLIENT_ADDRESS_CACHE_SIZE = 1024;
+
+/**
+ * The caller's address as the gate should judge it; undefined when the socket has none. A pure
+ * function of its arguments, so its answers are cached: the same peer and header (one proxy,
+ * a few clients) cost one map lookup instead of parsing every address on every request.
+ */
 export function clientAddressOf(
   peer: string | undefined,
+  forwardedFor: string | undefined,
+  trusted: readonly Cidr[],
+): string | undefined {
+  if (peer === undefined) return undefined;
+  let answers = ANSWERS.get(trusted);
+  if (answers === undefined) {
+    answers = new Map();
+    ANSWERS.set(trusted, answers);
+  }
+  const key = forwardedFor === undefined ? peer : `${peer}\n${forwardedFor}`;
+  const known = answers.get(key);
+  if (known !== undefined || answers.has(key)) return known;
+  const answer = workOutClientAddress(peer, forwardedFor, trusted);
+  // Starting over is O(1) amortised and keeps the cache at its bound whatever callers send.
+  if (answers.size >= CLIENT_ADDRESS_CACHE_SIZE) answers.clear();
+  answers.set(key, answer);
+  return answer;
+}
+
+function workOutClientAddress(
+  peer: string,
   forwardedFor: string | undefined,
   trusted: readonly Cidr[],
 ): string | undefined {

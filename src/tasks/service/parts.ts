@@ -31,6 +31,8 @@ export interface ServiceParts {
   readonly log: ServiceLogger;
   /** Told of every task's submission and outcome (audit). */
   readonly observe: TaskObserver | undefined;
+  /** The audit trail's commit point, awaited after the submitted row (see TaskServiceOptions). */
+  readonly observed: (() => Promise<void> | undefined) | undefined;
   /** Where a turn that needs a person goes; none = every proposal fails its task. */
   readonly gate: ParkingGate | undefined;
   /** The status timestamp for a change made now: ISO 8601 UTC with milliseconds. */

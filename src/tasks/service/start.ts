@@ -105,7 +105,7 @@ export class TurnStarter {
     return this.#submitted(ctx, live);
   }
 
-  #submitted(ctx: CallContext, live: LiveTask): LiveTask {
+  async #submitted(ctx: CallContext, live: LiveTask): Promise<LiveTask> {
     const observe = this.#parts.observe;
     if (observe !== undefined) {
       try {
@@ -117,6 +117,9 @@ export class TurnStarter {
           inputChars: live.inputChars,
           outputChars: 0,
         });
+        // Group commit: the row is out at the end of this turn; the backend runs after that.
+        const written = this.#parts.observed?.();
+        if (written !== undefined) await written;
       } catch (error) {
         // Not recorded, not run: an unaudited task must not start.
         this.#parts.live.release(live);
