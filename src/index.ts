@@ -83,6 +83,37 @@ export {
   type PreparedBackends,
 } from './server/backends.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './server/log.js';
+/**
+ * Trace export (OpenTelemetry over OTLP/HTTP): `airlock serve` starts it before the gateway; an
+ * embedder does the same, once per process, and shuts it down after `gateway.close()`.
+ *
+ * @example
+ * ```ts
+ * const telemetry = await startTelemetry(otlpTarget(config.telemetry, process.env), { instanceId: 'gw-1' });
+ * const gateway = createGateway(config, { logger });
+ * // … on shutdown
+ * await gateway.close();
+ * await telemetry.shutdown();
+ * ```
+ */
+export { startTelemetry, TELEMETRY_OFF, type Telemetry, type TelemetryOptions } from './telemetry/setup.js';
+export { otlpTarget, TelemetryConfigError, type OtlpTarget, type TelemetrySettings } from './telemetry/config.js';
+/**
+ * Prometheus metrics: a gateway whose config has `metrics` makes its own (`gateway.metrics`,
+ * served on a listener of its own). `createSeries` gives a fresh registry with every series
+ * registered (never prom-client's global one), for an embedder that serves or merges it
+ * itself; `tapLogger` feeds the card trust events of an upstream connector into them.
+ *
+ * @example
+ * ```ts
+ * const gateway = createGateway(config, { logger });
+ * const text = await gateway.metrics?.series.registry.metrics(); // exposition text
+ * const series = createSeries({ defaultMetrics: false });
+ * ```
+ */
+export { createSeries, type GaugeSources, type MetricSeries } from './server/metrics/series.js';
+export { openMetrics, type GatewayMetrics } from './server/metrics/wiring.js';
+export { tapLogger } from './server/metrics/card-events.js';
 export { Authenticator, type AuthOutcome, type Credentials, type Principal } from './server/auth/index.js';
 export {
   CapacityError,

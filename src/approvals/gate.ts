@@ -158,6 +158,19 @@ export class ApprovalService implements ParkingGate, ApprovalDesk {
     return waiting.length;
   }
 
+  /**
+   * Actions awaiting a person now, by the agent they came from (`''`: not known): read from the
+   * store, so a durable store's count holds across restarts and replicas.
+   *
+   * @example
+   * ```ts
+   * const pending = await approvals.pendingByAgent(); // Map { 'ops' => 2 }
+   * ```
+   */
+  async pendingByAgent(): Promise<ReadonlyMap<string, number>> {
+    return (await this.#state.actions.countPending?.(this.#state.now())) ?? new Map();
+  }
+
   /** Questions whose origin is remembered (for metrics and tests; bounded by maxPending). */
   get remembered(): number {
     return this.#state.origins.size;

@@ -209,6 +209,16 @@ export class MemoryApprovalStore implements ApprovalStore {
     return consumed;
   }
 
+  async countPending(now: number): Promise<ReadonlyMap<string, number>> {
+    const counts = new Map<string, number>();
+    for (const action of this.#actions.values()) {
+      if (approvalStatus(action, now) !== 'pending') continue;
+      const agent = action.origin?.agent ?? '';
+      counts.set(agent, (counts.get(agent) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   async sweep(now: number): Promise<number> {
     return this.#sweepNow(now);
   }

@@ -173,6 +173,10 @@ export class RecordApprovalStore implements ApprovalStore {
     return { args: kept.args, ...(kept.continuation !== undefined && { continuation: kept.continuation }) };
   }
 
+  async countPending(now: number): Promise<ReadonlyMap<string, number>> {
+    return (await this.#records.countPending?.(now)) ?? new Map();
+  }
+
   async sweep(now: number): Promise<number> {
     return this.#records.sweep(now);
   }

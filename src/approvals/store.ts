@@ -278,6 +278,8 @@ export interface ApprovalStore {
   take(actionId: string): Promise<KeptForAction | undefined>;
   /** Drops expired and consumed actions; returns how many were dropped. */
   sweep(now: number): Promise<number>;
+  /** Pending, unexpired actions by the agent they came from (`''`: not known), for the metrics. */
+  countPending?(now: number): Promise<ReadonlyMap<string, number>>;
 }
 
 /**

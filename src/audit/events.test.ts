@@ -218,6 +218,14 @@ const SAMPLES: Record<AuditEventType, AuditEvent> = {
     host: '169.254.169.254',
     reason: 'address_blocked',
   },
+  'config.reloaded': { type: 'config.reloaded', time, outcome: 'ok', sections: 'clients,limits' },
+  'config.reload_refused': {
+    type: 'config.reload_refused',
+    time,
+    outcome: 'denied',
+    reason: 'needs_restart',
+    sections: 'server',
+  },
 };
 
 function refused(event: unknown, key: string): void {
@@ -305,6 +313,10 @@ describe('audit events', () => {
     refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { 'Not Snake': 1 } }, 'counts');
     refused({ ...SAMPLES['a2a.task.suspicious_input'], counts: { deep: { x: 1 } } }, 'counts.deep');
     refused({ ...submitted, contextId: ['c-1'] }, 'contextId');
+    // A reload row names sections only: never a key below them, a value, or a client id.
+    refused({ ...SAMPLES['config.reloaded'], sections: 'clients[b].token' }, 'sections');
+    refused({ ...SAMPLES['config.reloaded'], sections: 'clients, limits' }, 'sections');
+    refused({ ...SAMPLES['config.reload_refused'], reason: 'needs_restart: server.port' }, 'reason');
     refused('a2a.task.submitted', '');
     refused(null, '');
   });

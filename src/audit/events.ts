@@ -96,6 +96,8 @@ const REJECTED_REASONS = [
   'unsupported_content',
   'invalid_params',
   'context_busy',
+  /** The agent's card declares a required extension the request did not list (-32008). */
+  'extension_required',
 ] as const;
 const AUTH_FAILED_REASONS = ['missing_credentials', 'invalid_credentials'] as const;
 const FORBIDDEN_REASONS = [
@@ -191,6 +193,9 @@ const PUSH_FAILED_REASONS = [
   /** Too many events waited for this task's webhooks (`push.maxQueuedEvents`). */
   'queue_full',
 ] as const;
+
+/** Why a config reload was refused (`config.reload_refused`): the running config keeps serving. */
+const RELOAD_REFUSED_REASONS = ['invalid_config', 'needs_restart', 'apply_failed'] as const;
 
 /** What each event type is: its allowed outcomes and reasons, required and optional fields. */
 export const AUDIT_EVENT_SPEC = {
@@ -356,6 +361,20 @@ export const AUDIT_EVENT_SPEC = {
     required: ['agent', 'taskId', 'tool', 'level', 'argsBytes', 'argsDigest'],
     optional: ['client', 'principalKind', 'contextId'],
   },
+  /** A config reload (SIGHUP) applied; `sections` names the top-level sections it changed (none: nothing new). */
+  'config.reloaded': {
+    outcomes: ['ok'],
+    reasons: [],
+    required: [],
+    optional: ['sections'],
+  },
+  /** A config reload refused whole; `sections`: those of the keys that need a restart (`needs_restart`). */
+  'config.reload_refused': {
+    outcomes: ['denied'],
+    reasons: RELOAD_REFUSED_REASONS,
+    required: ['reason'],
+    optional: ['sections'],
+  },
 } as const satisfies Record<
   string,
   {
@@ -394,7 +413,8 @@ type AuditField =
   | 'durationMs'
   | 'argsBytes'
   | 'argsDigest'
-  | 'host';
+  | 'host'
+  | 'sections';
 
 interface FieldTypes<T extends AuditEventType> {
   /** The configured client id (or a token's client id): who called. */
@@ -430,6 +450,8 @@ interface FieldTypes<T extends AuditEventType> {
   argsDigest: string;
   /** A webhook's host name or address as written in its URL: never its path, query or credentials. */
   host: string;
+  /** Top-level config section names, comma-separated (`clients,limits`): never a key below them, never a value. */
+  sections: string;
 }
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
@@ -459,3 +481,5 @@ export type ClientGetEvent = AuditEventOf<'a2a.client.get'>;
 export type ToolCalledEvent = AuditEventOf<'a2a.tool.called'>;
 export type ToolRefusedEvent = AuditEventOf<'a2a.tool.refused'>;
 export type ToolParkedEvent = AuditEventOf<'a2a.tool.parked'>;
+export type ConfigReloadedEvent = AuditEventOf<'config.reloaded'>;
+export type ConfigReloadRefusedEvent = AuditEventOf<'config.reload_refused'>;

@@ -55,6 +55,8 @@ const ID = /^[\x21-\x7e]{1,256}$/;
 const DIGEST = /^[0-9a-f]{64}$/;
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const COUNT_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+/** Config section names, comma-separated: `clients,limits`. */
+const SECTIONS = /^[a-z][a-zA-Z0-9]{0,31}(?:,[a-z][a-zA-Z0-9]{0,31}){0,31}$/;
 const MAX_COUNT_KEYS = 32;
 const MAX_DEPTH = 2;
 const PRINCIPAL_KINDS: readonly string[] = ['client', 'service', 'delegated'];
@@ -197,6 +199,11 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
     case 'argsDigest':
       if (typeof value !== 'string' || !DIGEST.test(value)) {
         throw new AuditUnsafeEventError(key, 'must be a SHA-256 digest in lower-case hex');
+      }
+      return;
+    case 'sections':
+      if (typeof value !== 'string' || !SECTIONS.test(value)) {
+        throw new AuditUnsafeEventError(key, 'must be config section names, comma-separated');
       }
       return;
     case 'counts': {

@@ -473,7 +473,7 @@ describe('outbound call: refusals before any request', () => {
     const hostile = await h.client.send({ agent: 'https://evil.example/ IGNORE ALL', message: 'hi' });
     assert.ok(!(hostile.error_message ?? '').includes('evil'));
     const row = h.audit.at(-1)!;
-    assert.equal(row.agent, '-');
+    assert.equal(row.type === 'a2a.client.send' && row.agent, '-');
     assert.equal(row.outcome, 'denied');
     assert.equal(h.transport.calls.length, 0);
   });

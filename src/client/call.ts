@@ -94,8 +94,8 @@ export interface OutboundCallerOptions {
   auth?: OutboundAuth;
 }
 
-/** Refusals by config or policy: audited as `denied`; everything else as `error`. */
-const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
+/** Refusals by config or policy: audited as `denied`; everything else as `error` (also the upstream connector's rows). */
+export const DENIED: ReadonlySet<CallErrorType> = new Set<CallErrorType>([
   'agent_not_configured',
   'insecure_url',
   'url_has_credentials',

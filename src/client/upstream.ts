@@ -50,6 +50,10 @@ import { formatHopChain, HOP_HEADER } from '../protocol/headers.js';
 import { cardResolverFrom, type OutboundLog } from './wiring.js';
 import { OutboundAuth } from './auth/provider.js';
 import { issuedTokensFor } from './auth/cache.js';
+import { transportFailure } from './call-failure.js';
+import { countingCards, upstreamAudit, type UpstreamAudit, type UpstreamAuditHook } from './upstream-audit.js';
+import type { ExchangeSubject } from './auth/token-exchange.js';
+import type { OutboundSubject } from '../identity/delegation.js';
 
 /** A best-effort cancel must not hold a turn long after it ended. */
 const CANCEL_TIMEOUT_MS = 10_000;
@@ -75,6 +79,8 @@ export interface UpstreamConnectorSetup {
   resolve?: GuardedClientSettings['resolve'];
   /** The gateway's instance id (`server.instanceId`): card fetches and polls carry it as their hop chain. Default: this process's. */
   instanceId?: string;
+  /** Where the `a2a.client.send` / `a2a.client.get` rows of upstream calls go (upstream-audit.ts). Default: nowhere. */
+  audit?: UpstreamAuditHook;
 }
 
 /**
@@ -123,11 +129,16 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
   const instanceId = setup.instanceId ?? processInstanceId();
   const transport: NetClient = createOutboundTransport(settings, null);
   const ownHop = withHopHeader(transport, instanceId);
-  const cards = cardResolverFrom(new CardTrust({ client: ownHop, pins: new PinStore(pinsPath), log }));
+  const cards = countingCards(
+    cardResolverFrom(new CardTrust({ client: ownHop, pins: new PinStore(pinsPath), log })),
+    log,
+    (error) => transportFailure(error, 'card_invalid').errorType,
+  );
   const rpc = new RemoteRpc(ownHop);
   const relayRpc = new RemoteRpc(transport);
   // Token requests carry this gateway's own hop chain, as card fetches do.
   const auth = new OutboundAuth({ transport: ownHop });
+  const audit = upstreamAudit(setup.audit, log);
 
   const entryOf = (name: string): RegistryEntry => {
     const entry = registry.find(name);
@@ -144,7 +155,7 @@ export function createUpstreamConnector(setup: UpstreamConnectorSetup): Upstream
     registry,
     registryPath,
     pinsPath,
-    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, relayRpc, instanceId, log, auth }),
+    open: (name) => upstreamAgent(entryOf(name), { cards, rpc, relayRpc, instanceId, log, auth, audit }),
     assertUpstream(name) {
       entryOf(name);
     },
@@ -166,6 +177,7 @@ interface Shared {
   readonly instanceId: string;
   readonly log: OutboundLog;
   readonly auth: OutboundAuth;
+  readonly audit: UpstreamAudit;
 }
 
 /** The endpoint with the hop chain of `request` (the turn's, else this gateway's own id). */
@@ -182,23 +194,47 @@ function upstreamAgent(entry: RegistryEntry, shared: Shared): UpstreamAgent {
     get secrets() {
       return entry.auth !== undefined ? [entry.auth.valueForRedaction()] : [...issuedTokensFor(entry.name)];
     },
-    async connect() {
+    async connect(_signal, subject) {
       let endpoint: RemoteEndpoint;
       try {
-        endpoint = await resolveEndpoint(entry, shared.cards, shared.auth);
+        endpoint = await resolveEndpoint(entry, shared.cards, shared.auth, exchangeSubject(entry, subject));
         // An OAuth token is had now, so the turn's reply filter knows it (and a failure ends the turn early).
         await endpoint.auth?.header();
       } catch (error) {
-        throw upstreamError(authFailure(error), entry, shared.log);
+        const failure = upstreamError(authFailure(error), entry, shared.log);
+        // The turn's send never left: recorded as one that failed (card, pin or token).
+        shared.audit.failed('a2a.client.send', entry.name, failure.type);
+        throw failure;
       }
       return channelTo(endpoint, shared);
     },
   };
 }
 
+/**
+ * What the token exchange gets for a turn's subject: a delegated caller's own verified JWT (sent
+ * to the token endpoint only, never to the upstream), or nothing for a service caller (client
+ * credentials). A delegated caller whose token is not at hand is refused, never relayed under
+ * the gateway's own identity instead.
+ */
+function exchangeSubject(entry: RegistryEntry, subject: OutboundSubject | undefined): ExchangeSubject {
+  if (subject === undefined) return {};
+  // Only a token exchange entry reads the caller's token; no other grant is shown it.
+  if (subject.kind === 'service' || entry.oauth?.kind !== 'token_exchange') return { forInboundCaller: true };
+  if (subject.token !== undefined) return { subjectToken: subject.token.reveal(), forInboundCaller: true };
+  throw new CallFailure('remote_auth_failed', {
+    detail: "the delegated caller's token is not at hand for the token exchange",
+  });
+}
+
 function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
   const { entry } = endpoint;
-  const { rpc, log } = shared;
+  const { rpc, log, audit } = shared;
+  const sent = (request: UpstreamRequest) => ({
+    inputChars: request.text.length,
+    ...(request.taskId !== undefined && { taskId: request.taskId }),
+    ...(request.contextId !== undefined && { contextId: request.contextId }),
+  });
   return {
     streaming: endpoint.streaming,
 
@@ -211,14 +247,22 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
       const routed = viaEndpoint(endpoint, request, shared);
       const target = followUp ? withTotalTimeout(routed, request.timeoutMs) : routed;
       try {
-        return await shared.relayRpc.call(
+        const result = await shared.relayRpc.call(
           target,
           { method: 'send', params },
           (result) => endpoint.dialect.decodeSendResult(result),
           request.signal,
         );
+        const task = result.kind === 'task' ? result.task : undefined;
+        audit.call('a2a.client.send', entry.name, {
+          ...sent(request),
+          ...(task !== undefined && { taskId: task.id, contextId: task.contextId, state: task.status.state }),
+        });
+        return result;
       } catch (error) {
-        throw upstreamError(error, entry, log);
+        const failure = upstreamError(error, entry, log);
+        audit.failed('a2a.client.send', entry.name, failure.type, sent(request));
+        throw failure;
       }
     },
 
@@ -229,6 +273,7 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
       const onAbort = (): void => abort.abort();
       request.signal.addEventListener('abort', onAbort, { once: true });
       if (request.signal.aborted) abort.abort();
+      let failed = false;
       try {
         const events = await shared.relayRpc.openStream(viaEndpoint(endpoint, request, shared), params, {
           totalMs: request.timeoutMs,
@@ -236,8 +281,13 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
         });
         yield* events;
       } catch (error) {
-        throw upstreamError(error, entry, log);
+        failed = true;
+        const failure = upstreamError(error, entry, log);
+        audit.failed('a2a.client.send', entry.name, failure.type, sent(request));
+        throw failure;
       } finally {
+        // Run to its end, or left by the relay once it had the final event: a send that worked.
+        if (!failed) audit.call('a2a.client.send', entry.name, sent(request));
         request.signal.removeEventListener('abort', onAbort);
         abort.abort();
       }
@@ -245,9 +295,13 @@ function channelTo(endpoint: RemoteEndpoint, shared: Shared): UpstreamChannel {
 
     async getTask(taskId, signal): Promise<Task> {
       try {
-        return await rpc.getTask(endpoint, taskId, signal);
+        const task = await rpc.getTask(endpoint, taskId, signal);
+        audit.call('a2a.client.get', entry.name, { taskId, contextId: task.contextId, state: task.status.state });
+        return task;
       } catch (error) {
-        throw upstreamError(error, entry, log);
+        const failure = upstreamError(error, entry, log);
+        audit.failed('a2a.client.get', entry.name, failure.type, { taskId });
+        throw failure;
       }
     },
 

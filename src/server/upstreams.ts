@@ -14,6 +14,7 @@
 import type { AgentBackend, BackendContext } from '../agents/backend.js';
 import { createUpstreamBackend } from '../agents/upstream/index.js';
 import { createUpstreamConnector } from '../client/upstream.js';
+import type { UpstreamAuditHook } from '../client/upstream-audit.js';
 import type { UpstreamBackendConfig } from '../config/schema.js';
 import type { Logger } from './log.js';
 
@@ -34,7 +35,13 @@ export interface Upstreams {
  */
 export function createUpstreams(
   setup: { registry: string; pins: string },
-  options: { logger: Logger; env?: NodeJS.ProcessEnv; instanceId?: string },
+  options: {
+    logger: Logger;
+    env?: NodeJS.ProcessEnv;
+    instanceId?: string;
+    /** Where the rows of upstream calls go (the gateway's `recordAudit`, once it exists). */
+    audit?: UpstreamAuditHook;
+  },
 ): Upstreams {
   const { logger } = options;
   const connector = createUpstreamConnector({
@@ -42,6 +49,7 @@ export function createUpstreams(
     pinsPath: setup.pins,
     ...(options.env !== undefined && { env: options.env }),
     ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
+    ...(options.audit !== undefined && { audit: options.audit }),
     log: (event, fields) => {
       // Pin drift and relay failures need a person's attention; the rest is routine.
       const record = { event, ...fields };

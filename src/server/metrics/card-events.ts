@@ -11,6 +11,7 @@
  * ```
  */
 import type { Logger } from '../log.js';
+import { CALL_ERROR_TYPES } from '../../client/result.js';
 import { UNKNOWN_LABEL } from './from-audit.js';
 
 /**
@@ -46,6 +47,45 @@ export function cardEventLabels(record: Readonly<Record<string, unknown>>): [str
   const { event, entry } = record;
   if (typeof event !== 'string' || !CARD_EVENTS.has(event)) return undefined;
   return [typeof entry === 'string' && ENTRY_NAME.test(entry) ? entry : UNKNOWN_LABEL, event];
+}
+
+const FETCH_OUTCOMES: ReadonlySet<string> = new Set(['ok', ...CALL_ERROR_TYPES]);
+
+/**
+ * The labels of a `card_fetched` line (upstream-audit.ts): entry and outcome; undefined for any
+ * other record. An outcome outside `ok` and the outbound error types becomes `unknown`. Pure.
+ *
+ * @example
+ * ```ts
+ * cardFetchLabels({ event: 'card_fetched', entry: 'weather', outcome: 'network_error' }); // ['weather', 'network_error']
+ * ```
+ */
+export function cardFetchLabels(record: Readonly<Record<string, unknown>>): [string, string] | undefined {
+  const { event, entry, outcome } = record;
+  if (event !== 'card_fetched') return undefined;
+  return [
+    typeof entry === 'string' && ENTRY_NAME.test(entry) ? entry : UNKNOWN_LABEL,
+    typeof outcome === 'string' && FETCH_OUTCOMES.has(outcome) ? outcome : UNKNOWN_LABEL,
+  ];
+}
+
+/**
+ * The pin state a record shows for its entry: `pinned` after a first-use pin or a fetched card
+ * that passed its checks, `mismatch` after a drift or a mismatch (and a fetch refused for one);
+ * undefined when it says nothing about pins. Pure.
+ *
+ * @example
+ * ```ts
+ * pinStateOf({ event: 'card_pin_drift', entry: 'weather' }); // ['weather', 'mismatch']
+ * ```
+ */
+export function pinStateOf(record: Readonly<Record<string, unknown>>): [string, 'pinned' | 'mismatch'] | undefined {
+  const { event, entry, outcome } = record;
+  if (typeof entry !== 'string' || !ENTRY_NAME.test(entry)) return undefined;
+  if (event === 'card_pinned_tofu' || (event === 'card_fetched' && outcome === 'ok')) return [entry, 'pinned'];
+  if (event === 'card_pin_drift' || event === 'card_pin_mismatch') return [entry, 'mismatch'];
+  if (event === 'card_fetched' && outcome === 'card_pin_mismatch') return [entry, 'mismatch'];
+  return undefined;
 }
 
 /**

@@ -158,6 +158,8 @@ const SAMPLES: { [T in AuditEventType]: AuditEventOf<T> } = {
     host: 'hooks.example',
     reason: 'address_blocked',
   },
+  'config.reloaded': { type: 'config.reloaded', time, outcome: 'ok', sections: 'clients' },
+  'config.reload_refused': { type: 'config.reload_refused', time, outcome: 'denied', reason: 'invalid_config' },
 };
 
 /** What each sample must give. */
@@ -209,6 +211,8 @@ const EXPECTED: { [T in AuditEventType]: RowMetrics } = {
   'a2a.push.delivered': { counts: [{ series: 'pushDeliveries', labels: ['echo', 'delivered', 'none'] }] },
   'a2a.push.failed': { counts: [{ series: 'pushDeliveries', labels: ['echo', 'failed', 'http_status'] }] },
   'a2a.push.refused': { counts: [{ series: 'pushDeliveries', labels: ['echo', 'refused', 'address_blocked'] }] },
+  'config.reloaded': { counts: [] },
+  'config.reload_refused': { counts: [] },
 };
 
 describe('metricsOfRow', () => {
@@ -263,6 +267,15 @@ describe('metricsOfRow', () => {
       'send',
       'denied',
       'agent_not_configured',
+    ]);
+  });
+
+  it('a task failed because its approval expired is also an `expired` decision', () => {
+    const row: AuditEvent = { ...SAMPLES['a2a.task.failed'], reason: 'action_expired' };
+    assert.deepEqual(metricsOfRow(row, AGENTS).counts, [
+      { series: 'taskTransitions', labels: ['echo', 'failed'] },
+      { series: 'taskFailures', labels: ['echo', 'action_expired'] },
+      { series: 'approvalsDecided', labels: ['echo', 'expired'] },
     ]);
   });
 

@@ -52,6 +52,7 @@ export const REFUSAL_CLASS = {
   task_quota: 'quota',
   parked_quota: 'quota',
   context_busy: 'busy',
+  extension_required: 'extension',
 } as const;
 
 export type RefusalReason = keyof typeof REFUSAL_CLASS;
@@ -131,7 +132,10 @@ export function metricsOfRow(row: AuditEvent, agents: ReadonlySet<string>): RowM
     case 'a2a.task.failed': {
       const agent = slug(row.agent, agents);
       const ended = final(row.taskId, agent, 'failed');
-      return { ...ended, counts: [...ended.counts, { series: 'taskFailures', labels: [agent, row.reason] }] };
+      const counts = [...ended.counts, { series: 'taskFailures', labels: [agent, row.reason] } as const];
+      // An approval nobody decided in time ends its task: the third decision, besides approved and denied.
+      if (row.reason === 'action_expired') counts.push({ series: 'approvalsDecided', labels: [agent, 'expired'] });
+      return { ...ended, counts };
     }
     case 'a2a.task.rejected': {
       const agent = slug(row.agent, agents);
@@ -181,6 +185,10 @@ export function metricsOfRow(row: AuditEvent, agents: ReadonlySet<string>): RowM
       return one('pushDeliveries', slug(row.agent, agents), 'failed', row.reason);
     case 'a2a.push.refused':
       return one('pushDeliveries', slug(row.agent, agents), 'refused', row.reason);
+    // Counted where the reload settles (`airlock_config_reloads_total`), with its reason.
+    case 'config.reloaded':
+    case 'config.reload_refused':
+      return NONE;
     // Steps of an approval already counted when it was requested and decided.
     case 'a2a.approval.consumed':
     case 'a2a.approval.reparked':

@@ -22,6 +22,8 @@ export type { LabelledCounter, LabelledHistogram } from './fast.js';
 
 /** Latency buckets (seconds) of store and audit operations: sub-millisecond to seconds. */
 export const OPERATION_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Event bus lag buckets (seconds): a loopback hop to a replica minutes behind. */
+export const BUS_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Task duration buckets (seconds): a quick echo to an hour parked on a person. */
 export const TASK_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
@@ -36,6 +38,10 @@ export const TASK_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 export interface GaugeSources {
   turnsInFlight?: () => number;
   streamsOpen?: () => number;
+  /** Upstream entry → its card's pin state as last seen here (`pinned` or `mismatch`). */
+  cardPins?: () => ReadonlyMap<string, 'pinned' | 'mismatch'>;
+  /** Agent slug → actions awaiting a person now (read from the approval store at scrape time). */
+  approvalsPending?: () => Promise<ReadonlyMap<string, number>>;
 }
 
 /**
@@ -68,6 +74,8 @@ export interface MetricSeries {
   readonly outboundCalls: LabelledCounter;
   /** entry, event */
   readonly cardEvents: LabelledCounter;
+  /** entry, outcome (ok or the outbound error type) */
+  readonly cardFetches: LabelledCounter;
   /** agent, kind */
   readonly approvalsRequested: LabelledCounter;
   /** agent, decision */
@@ -84,6 +92,8 @@ export interface MetricSeries {
   readonly auditWriteErrors: LabelledCounter;
   /** outcome (applied, refused), reason (none, invalid_config, needs_restart, apply_failed) */
   readonly reloads: LabelledCounter;
+  /** seconds from publish on another replica to receipt here; bus (postgres, redis) */
+  readonly busLag: LabelledHistogram;
   /** Sets where the scrape-time gauges read from. */
   sample(sources: GaugeSources): void;
 }
@@ -121,6 +131,30 @@ export function createSeries(options: { defaultMetrics?: boolean } = {}): Metric
     registers,
     collect() {
       this.set(sources.streamsOpen?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'airlock_outbound_card_pin_state',
+    help: "1 for the pin state of each upstream entry's card as last seen on this process (pinned or mismatch).",
+    labelNames: ['entry', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [entry, state] of sources.cardPins?.() ?? []) {
+        this.set({ entry, state: 'pinned' }, state === 'pinned' ? 1 : 0);
+        this.set({ entry, state: 'mismatch' }, state === 'mismatch' ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'airlock_approvals_pending',
+    help: 'Guarded actions awaiting a person now, by agent (read from the approval store at scrape).',
+    labelNames: ['agent'],
+    registers,
+    async collect() {
+      const pending = await sources.approvalsPending?.();
+      this.reset();
+      for (const [agent, count] of pending ?? []) this.set({ agent }, count);
     },
   });
   return {
@@ -174,6 +208,11 @@ export function createSeries(options: { defaultMetrics?: boolean } = {}): Metric
       'Card trust events of the upstream cards of a2a backends (pins, signatures), by registry entry and event.',
       ['entry', 'event'],
     ),
+    cardFetches: counter(
+      'airlock_outbound_card_fetches_total',
+      "Agent card fetches of the a2a backends' upstream entries, by entry and outcome (ok, or the outbound error type).",
+      ['entry', 'outcome'],
+    ),
     approvalsRequested: counter(
       'airlock_approvals_requested_total',
       'Guarded actions and questions parked on a person.',
@@ -212,6 +251,12 @@ export function createSeries(options: { defaultMetrics?: boolean } = {}): Metric
       'outcome',
       'reason',
     ]),
+    busLag: histogram(
+      'airlock_event_bus_lag_seconds',
+      'Time from a task event or cancel published on another replica to its receipt here, by bus kind (clock skew clamped to 0).',
+      ['bus'],
+      BUS_LAG_BUCKETS,
+    ),
     sample: (next) => Object.assign(sources, next),
   };
 }

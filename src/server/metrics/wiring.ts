@@ -16,10 +16,13 @@
  */
 import type { AuditSink } from '../../audit/index.js';
 import type { AirlockConfig } from '../../config/load.js';
+import { SharedTaskEventBus } from '../../tasks/buses/shared.js';
+import type { TaskEventBus } from '../../tasks/events.js';
 import type { TaskStore } from '../../tasks/store.js';
 import type { Logger } from '../log.js';
 import { meteredAuditSink } from './audit-sink.js';
-import { cardEventLabels } from './card-events.js';
+import { cardEventLabels, cardFetchLabels, pinStateOf } from './card-events.js';
+import { UNKNOWN_LABEL } from './from-audit.js';
 import { createMetricsListener } from './listener.js';
 import { createRequestMeter, type RequestMeter } from './requests.js';
 import { createSeries, type GaugeSources, type MetricSeries } from './series.js';
@@ -43,8 +46,19 @@ export interface GatewayMetrics {
   store(store: TaskStore, kind: string): TaskStore;
   /** Where the scrape-time gauges read from. */
   sample(sources: GaugeSources): void;
-  /** A log record of the upstream connector: counted when it is a card trust event (card-events.ts). */
+  /** A log record of the upstream connector: counted when it is a card trust event or a card fetch (card-events.ts). */
   cardEvent(record: Readonly<Record<string, unknown>>): void;
+  /**
+   * Observes the lag of a shared bus (`airlock_event_bus_lag_seconds`); a one-process bus, or
+   * none, has no other replica to measure.
+   */
+  observeBus(bus: TaskEventBus | undefined): void;
+  /**
+   * Where `airlock_approvals_pending` reads at scrape time: every configured agent gets a value
+   * (0 when none waits), any other name counts as `unknown`, and a store that fails the read
+   * leaves the series out of that scrape.
+   */
+  observeApprovals(count: () => Promise<ReadonlyMap<string, number>>): void;
   /** Starts the listener; resolves with the scrape URL. */
   listen(): Promise<string>;
   /** The scrape URL once listening. */
@@ -73,6 +87,10 @@ export function openMetrics(config: AirlockConfig, logger: Logger): GatewayMetri
     logger,
   });
   let url: string | undefined;
+  const stops: (() => void)[] = [];
+  // Entries come from the registry file (the connector's log lines), so the map stays small.
+  const pins = new Map<string, 'pinned' | 'mismatch'>();
+  series.sample({ cardPins: () => pins });
   return {
     series,
     requests: createRequestMeter(series),
@@ -82,13 +100,48 @@ export function openMetrics(config: AirlockConfig, logger: Logger): GatewayMetri
     cardEvent: (record) => {
       const labels = cardEventLabels(record);
       if (labels !== undefined) series.cardEvents.inc(...labels);
+      const fetched = cardFetchLabels(record);
+      if (fetched !== undefined) series.cardFetches.inc(...fetched);
+      const pin = pinStateOf(record);
+      if (pin !== undefined) pins.set(...pin);
     },
+    observeBus: (bus) => {
+      if (!(bus instanceof SharedTaskEventBus)) return;
+      const kind = bus.kind;
+      stops.push(bus.onReceiptLag((seconds) => series.busLag.observe(seconds, kind)));
+    },
+    observeApprovals: (count) =>
+      series.sample({ approvalsPending: () => pendingByConfiguredAgent(count, agents, logger) }),
     listen: async () => (url = await listener.listen()),
     get url() {
       return url;
     },
-    close: () => listener.close(),
+    close: () => {
+      for (const stop of stops.splice(0)) stop();
+      return listener.close();
+    },
   };
+}
+
+/** The store's counts under bounded labels: configured agents (0 included), else `unknown`. */
+async function pendingByConfiguredAgent(
+  count: () => Promise<ReadonlyMap<string, number>>,
+  agents: ReadonlySet<string>,
+  logger: Logger,
+): Promise<ReadonlyMap<string, number>> {
+  let counts: ReadonlyMap<string, number>;
+  try {
+    counts = await count();
+  } catch (error) {
+    logger.warn({ event: 'metrics_approvals_count_failed', error: error instanceof Error ? error.name : 'error' });
+    return new Map();
+  }
+  const out = new Map<string, number>([...agents].map((agent) => [agent, 0]));
+  for (const [agent, n] of counts) {
+    const label = agents.has(agent) ? agent : UNKNOWN_LABEL;
+    out.set(label, (out.get(label) ?? 0) + n);
+  }
+  return out;
 }
 
 /**

@@ -24,7 +24,8 @@ function artifactEvent(text: string): StreamEvent {
 /** Received messages with their events parsed, to compare with what was sent. */
 function decode(decoder: FrameDecoder, frame: string): BusMessage | undefined {
   const received = decoder.accept(frame);
-  if (received === undefined || received.kind === 'cancel') return received;
+  if (received === undefined) return undefined;
+  if (received.kind === 'cancel') return { kind: 'cancel', taskId: received.taskId };
   const event = decoder.parseEvent(received.body);
   return event === undefined ? undefined : { kind: 'event', taskId: received.taskId, event };
 }
@@ -92,7 +93,7 @@ describe('bus frames', () => {
     for (const frame of withHole) assert.equal(lossy.accept(frame), undefined);
     // The origin's next message still gets through.
     const after = encoder.encode({ kind: 'cancel', taskId: 't-9' });
-    assert.deepEqual(lossy.accept(after[0] as string), { kind: 'cancel', taskId: 't-9' });
+    assert.deepEqual(decode(lossy, after[0] as string), { kind: 'cancel', taskId: 't-9' });
   });
 
   it('counts malformed frames and refuses events over the size limit', () => {
@@ -111,5 +112,30 @@ describe('bus frames', () => {
       () => encoder.encode({ kind: 'event', taskId: 't', event: artifactEvent('y'.repeat(2_000)) }),
       BusMessageTooLargeError,
     );
+  });
+
+  it('writes the publish time into every frame; reads frames without it, unmeasured', () => {
+    const encoder = new FrameEncoder({ origin: 'a', maxFrameBytes: 600, now: () => 1_764_000_000_123.7 });
+    const decoder = new FrameDecoder({ self: 'b' });
+    const frames = encoder.encode({ kind: 'event', taskId: 't-1', event: artifactEvent('x'.repeat(2_000)) });
+    assert.ok(frames.length > 1);
+    let received;
+    for (const frame of frames) {
+      assert.equal((JSON.parse(frame.slice(0, frame.indexOf('\n'))) as unknown[])[7], 1_764_000_000_123);
+      received = decoder.accept(frame) ?? received;
+    }
+    assert.equal(received?.sentAt, 1_764_000_000_123);
+    // A frame of the first version: seven header elements, delivered with no time.
+    const old = decoder.accept(`["a1","c",1,0,1,"c","t-2"]\n`);
+    assert.deepEqual(old, { kind: 'cancel', taskId: 't-2' });
+    // A time that is not one is ignored; elements after it too (room for later fields).
+    assert.deepEqual(decoder.accept(`["a1","c",2,0,1,"c","t-3","soon"]\n`), { kind: 'cancel', taskId: 't-3' });
+    assert.deepEqual(decoder.accept(`["a1","c",3,0,1,"c","t-4",5,"later"]\n`), {
+      kind: 'cancel',
+      taskId: 't-4',
+      sentAt: 5,
+    });
+    assert.equal(decoder.accept(`["a1","c",4,0,1,"c"]\n`), undefined, 'six elements: malformed');
+    assert.equal(decoder.malformed, 1);
   });
 });

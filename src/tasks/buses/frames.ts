@@ -6,8 +6,8 @@
  * frames, each a JSON header line and a piece of the body:
  *
  * ```text
- * ["a1","3f9c0e1d2b4a5968",41,0,1,"e","7d0c…task id…"]\n{"kind":"status-update",…}
- *   version, origin,        seq, part, parts, kind, task id       body (the event's JSON)
+ * ["a1","3f9c0e1d2b4a5968",41,0,1,"e","7d0c…task id…",1764695930123]\n{"kind":"status-update",…}
+ *   version, origin,        seq, part, parts, kind, task id, sent at      body (the event's JSON)
  * ```
  *
  * - `origin` names the sending process: a bus ignores its own echoes (its local listeners were
@@ -21,6 +21,10 @@
  *   the store is written behind the events (writes are coalesced), so a receiver reading it
  *   could see an older state than the event it was told about. Events larger than
  *   `maxEventBytes` are not sent at all (see the buses' options).
+ * - `sent at` is the publish time on the origin (epoch ms, its clock), for the receiver's
+ *   `airlock_event_bus_lag_seconds`. It was added after the first frames: a header without it
+ *   (7 elements) is still read, and only not measured; elements after it are ignored, so a
+ *   later field can be added the same way.
  *
  * @example
  * ```ts
@@ -57,7 +61,10 @@ export type BusMessage = { kind: 'event'; taskId: string; event: StreamEvent } |
  * if (received?.kind === 'event' && hasListeners(received.taskId)) publish(JSON.parse(received.body));
  * ```
  */
-export type ReceivedMessage = { kind: 'event'; taskId: string; body: string } | { kind: 'cancel'; taskId: string };
+export type ReceivedMessage = ({ kind: 'event'; taskId: string; body: string } | { kind: 'cancel'; taskId: string }) & {
+  /** When the origin published it (epoch ms, the origin's clock); absent in frames of older versions. */
+  sentAt?: number;
+};
 
 /**
  * The largest NOTIFY payload PostgreSQL accepts (it must be shorter than 8000 bytes).
@@ -117,10 +124,13 @@ export class FrameEncoder {
   readonly origin: string;
   readonly #maxFrameBytes: number;
   readonly #maxMessageBytes: number;
+  readonly #now: () => number;
   #seq = 0;
 
-  constructor(options: { origin: string; maxFrameBytes?: number; maxMessageBytes?: number }) {
+  /** `now`: the publish time written into each frame (epoch ms; default `Date.now`). */
+  constructor(options: { origin: string; maxFrameBytes?: number; maxMessageBytes?: number; now?: () => number }) {
     this.origin = options.origin;
+    this.#now = options.now ?? Date.now;
     this.#maxFrameBytes = options.maxFrameBytes ?? Number.POSITIVE_INFINITY;
     this.#maxMessageBytes = options.maxMessageBytes ?? Number.POSITIVE_INFINITY;
   }
@@ -138,8 +148,9 @@ export class FrameEncoder {
     const body = message.kind === 'event' ? JSON.stringify(message.event) : '';
     const seq = ++this.#seq;
     const kind = KIND_CODES[message.kind];
+    const sentAt = Math.trunc(this.#now());
     const head = (part: number, parts: number): string =>
-      `${JSON.stringify([VERSION, this.origin, seq, part, parts, kind, message.taskId])}\n`;
+      `${JSON.stringify([VERSION, this.origin, seq, part, parts, kind, message.taskId, sentAt])}\n`;
     // Most events are small: one frame, measured without copying the body into a Buffer.
     const single = head(0, 1) + body;
     if (this.#maxFrameBytes === Number.POSITIVE_INFINITY || single.length * 3 <= this.#maxFrameBytes) {
@@ -239,7 +250,7 @@ export class FrameDecoder {
       return this.#bad();
     }
     if (!isHeader(header)) return this.#bad();
-    const [, origin, seq, part, parts, kind, taskId] = header;
+    const [, origin, seq, part, parts, kind, taskId, sentAt] = header;
     if (origin === this.#self) return undefined;
     const state = this.#stateOf(origin);
     if (seq < state.lastSeq || (seq === state.lastSeq && state.partial === undefined)) return undefined;
@@ -265,7 +276,10 @@ export class FrameDecoder {
       state.partial = undefined;
       body = partial.pieces.join('');
     }
-    return kind === 'c' ? { kind: 'cancel', taskId } : { kind: 'event', taskId, body };
+    const message: ReceivedMessage = kind === 'c' ? { kind: 'cancel', taskId } : { kind: 'event', taskId, body };
+    // Not a time (an older frame, or a bad one): the message is delivered, only not measured.
+    if (Number.isSafeInteger(sentAt) && (sentAt as number) > 0) message.sentAt = sentAt as number;
+    return message;
   }
 
   /**
@@ -315,10 +329,11 @@ export class FrameDecoder {
   }
 }
 
-type Header = [string, string, number, number, number, 'e' | 'c', string];
+/** The first seven elements are checked; `sent at` (and anything after it) is read leniently. */
+type Header = [string, string, number, number, number, 'e' | 'c', string, unknown?];
 
 function isHeader(value: unknown): value is Header {
-  if (!Array.isArray(value) || value.length !== 7 || value[0] !== VERSION) return false;
+  if (!Array.isArray(value) || value.length < 7 || value[0] !== VERSION) return false;
   const [, origin, seq, part, parts, kind, taskId] = value as unknown[];
   return (
     typeof origin === 'string' &&

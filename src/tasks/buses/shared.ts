@@ -147,6 +147,7 @@ export class SharedTaskEventBus implements TaskEventBus {
   readonly #transport: BusTransport;
   readonly #local = new LocalTaskEventBus();
   readonly #cancelListeners = new Set<CancelRequestListener>();
+  readonly #lagListeners = new Set<(seconds: number) => void>();
   /** Listeners per task id: a received event for a task nobody here follows is not even parsed. */
   readonly #listening = new Map<string, number>();
   readonly #encoder: FrameEncoder;
@@ -228,6 +229,31 @@ export class SharedTaskEventBus implements TaskEventBus {
     return () => {
       this.#cancelListeners.delete(entry);
     };
+  }
+
+  /**
+   * Tells `listener` how long each message from another replica took from its publish to its
+   * receipt here, in seconds (the metrics' `airlock_event_bus_lag_seconds`). The two ends read
+   * different clocks: a negative difference (skew) is reported as 0. Messages from replicas of a
+   * version that writes no publish time are not reported.
+   *
+   * @returns a function that stops the reports.
+   * @example
+   * ```ts
+   * const stop = bus.onReceiptLag((seconds) => lag.observe(seconds, bus.kind));
+   * ```
+   */
+  onReceiptLag(listener: (seconds: number) => void): () => void {
+    const entry = (seconds: number): void => listener(seconds);
+    this.#lagListeners.add(entry);
+    return () => {
+      this.#lagListeners.delete(entry);
+    };
+  }
+
+  /** The transport's kind: `postgres` or `redis`. */
+  get kind(): string {
+    return this.#name;
   }
 
   /** True while the bus is connected both ways: it sends, and hears the other replicas. */
@@ -373,6 +399,7 @@ export class SharedTaskEventBus implements TaskEventBus {
     const message = this.#decoder.accept(frame);
     if (message === undefined) return;
     this.#stats.received++;
+    if (message.sentAt !== undefined && this.#lagListeners.size > 0) this.#reportLag(message.sentAt);
     if (message.kind === 'cancel') {
       this.#deliverCancel(message.taskId);
       return;
@@ -380,6 +407,17 @@ export class SharedTaskEventBus implements TaskEventBus {
     if (!this.#listening.has(message.taskId)) return;
     const event = this.#decoder.parseEvent(message.body);
     if (event !== undefined) this.#local.publish(message.taskId, event);
+  }
+
+  #reportLag(sentAt: number): void {
+    const seconds = Math.max(0, Date.now() - sentAt) / 1000;
+    for (const listener of this.#lagListeners) {
+      try {
+        listener(seconds);
+      } catch {
+        /* a metric never stops delivery */
+      }
+    }
   }
 
   #up(): void {

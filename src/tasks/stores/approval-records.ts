@@ -157,6 +157,11 @@ export interface ApprovalRecords {
   withdraw(owner: string, taskId: string, now: number): Promise<boolean>;
   /** Drops used and expired actions (denied ones stay until they expire); how many. */
   sweep(now: number): Promise<number>;
+  /**
+   * Pending, unexpired actions counted by the agent their body names (`origin.agent`; `''`
+   * for none): the metrics' `airlock_approvals_pending`, read at scrape time.
+   */
+  countPending?(now: number): Promise<ReadonlyMap<string, number>>;
 }
 
 /**

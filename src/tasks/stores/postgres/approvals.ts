@@ -186,6 +186,16 @@ export class PostgresApprovalRecords implements ApprovalRecords {
     return rows.length > 0;
   }
 
+  async countPending(now: number): Promise<ReadonlyMap<string, number>> {
+    // Over the pending rows only (the partial index); bounded by approvals.maxPending.
+    const rows = await this.#rows<{ agent: string; n: string | number }>(
+      `SELECT coalesce(body::jsonb #>> '{origin,agent}', '') AS agent, count(*) AS n FROM ${this.#table}
+       WHERE state = 'pending' AND expires_at > $1 GROUP BY 1`,
+      [now],
+    );
+    return new Map(rows.map((row) => [row.agent, Number(row.n)]));
+  }
+
   async sweep(now: number): Promise<number> {
     const rows = await this.#rows<{ action_id: string }>(
       `DELETE FROM ${this.#table} WHERE state = 'consumed' OR expires_at <= $1 RETURNING action_id`,

@@ -58,6 +58,7 @@ export class SqliteApprovalRecords implements ApprovalRecords {
     now: number,
   ) => ApprovalCreateRefusal | undefined;
   readonly #takeKept: (actionId: string) => string | undefined;
+  readonly #countPending: Statement<[number], { agent: string; n: number }>;
 
   constructor(db: SqliteDatabase) {
     const sql = {
@@ -100,6 +101,10 @@ export class SqliteApprovalRecords implements ApprovalRecords {
       sweep: db.prepare<{ now: number }>(`DELETE FROM approval_actions WHERE state = 'consumed' OR expires_at <= @now`),
     };
     this.#sql = sql;
+    this.#countPending = db.prepare<[number], { agent: string; n: number }>(
+      `SELECT coalesce(json_extract(body, '$.origin.agent'), '') AS agent, count(*) AS n FROM approval_actions
+       WHERE state = 'pending' AND expires_at > ? GROUP BY 1`,
+    );
     this.#create = db.transaction((record: NewApprovalRecord, limits: ApprovalCreateLimits, now: number) => {
       const task = { owner: record.owner, task: record.taskId, now };
       if ((sql.openOnTask.get(task)?.n ?? 0) > 0) return 'task_has_open_action' as const;
@@ -172,6 +177,11 @@ export class SqliteApprovalRecords implements ApprovalRecords {
 
   async withdraw(owner: string, taskId: string, now: number): Promise<boolean> {
     return guard(() => this.#sql.withdraw.run({ owner, task: taskId, now }).changes) > 0;
+  }
+
+  async countPending(now: number): Promise<ReadonlyMap<string, number>> {
+    const rows = guard(() => this.#countPending.all(now));
+    return new Map(rows.map((row) => [row.agent, row.n]));
   }
 
   async sweep(now: number): Promise<number> {
