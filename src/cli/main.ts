@@ -27,6 +27,7 @@ import { reloadCommand } from './reload.js';
 import { sendCommand } from './send.js';
 import { toolsListCommand, toolsPinCommand } from './tools.js';
 import { serve } from './serve.js';
+import { MAX_WORKERS, parseWorkerCount } from './workers.js';
 
 const program = new Command()
   .name('airlock')
@@ -41,9 +42,15 @@ program
   .option('--port <port>', 'port to bind (overrides server.port)', parsePort)
   .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel)
   .option('--data <dir>', 'keep tasks durably in SQLite at <dir>/airlock.db')
+  .option(
+    '--workers <n>',
+    'gateway processes behind the one port: a count or auto (= cores); SQLite needs redis.url, memory refuses > 1',
+    parseWorkers,
+  )
   .action(async (options) => {
     await serve({
       config: options.config,
+      ...(options.workers !== undefined && { workers: options.workers }),
       ...(options.data !== undefined && { data: options.data }),
       ...(options.host !== undefined && { host: options.host }),
       ...(options.port !== undefined && { port: options.port }),
@@ -406,6 +413,12 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('must be 0..65535');
   return port;
+}
+
+function parseWorkers(value: string): number {
+  const count = parseWorkerCount(value);
+  if (count === undefined) throw new InvalidArgumentError(`must be auto or 1..${MAX_WORKERS}`);
+  return count;
 }
 
 function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'silent' {

@@ -36,6 +36,8 @@ import { startTelemetry } from '../telemetry/setup.js';
 import { processInstanceId } from '../client/outbound-transport.js';
 import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
+import cluster from 'node:cluster';
+import { reportWorkerListening, runWorkerPrimary, workerAuditFile, workerRole, type WorkerRole } from './workers.js';
 
 export interface ServeOptions {
   config: string;
@@ -44,6 +46,8 @@ export interface ServeOptions {
   logLevel?: LogLevel;
   /** Keep tasks durably in SQLite at `<data>/airlock.db` (wins over the config and DATABASE_URL). */
   data?: string;
+  /** Gateway processes behind the one port (node:cluster); default 1. See ./workers.ts. */
+  workers?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -58,7 +62,7 @@ export interface ServeOptions {
  */
 export function chooseTaskStore(
   config: AirlockConfig,
-  options: { data?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { data?: string; env?: NodeJS.ProcessEnv; workers?: number } = {},
 ): TaskStoreSpec {
   const env = options.env ?? process.env;
   const spec = resolveTaskStoreSpec({
@@ -66,6 +70,18 @@ export function chooseTaskStore(
     ...(options.data !== undefined && { data: options.data }),
     env,
   });
+  const workers = options.workers ?? 1;
+  if (workers > 1 && spec.type === 'memory') {
+    throw new StoreChoiceError(
+      `--workers ${workers} needs a store every worker shares, and the memory store is kept inside each process: use --data DIR (with redis.url), DATABASE_URL or store: { type: postgres, url: … }`,
+    );
+  }
+  // SQLite has no cross-process event bus or shared limiter: Redis carries both (docs: "Workers").
+  if (workers > 1 && spec.type === 'sqlite' && config.redis === undefined) {
+    throw new StoreChoiceError(
+      `--workers ${workers} on the SQLite store needs redis.url (task events and per-caller limits shared by the workers), or use PostgreSQL`,
+    );
+  }
   const multi = isMultiReplica(config, env);
   if (multi && spec.type !== 'postgres') {
     const why = config.replicas > 1 ? `replicas: ${config.replicas}` : 'AIRLOCK_MULTI_REPLICA=1';
@@ -89,30 +105,37 @@ function isMultiReplica(config: AirlockConfig, env: NodeJS.ProcessEnv): boolean 
  */
 async function openReplicaSharing(
   config: AirlockConfig,
-  spec: Extract<TaskStoreSpec, { type: 'postgres' }>,
+  spec: Extract<TaskStoreSpec, { type: 'postgres' | 'sqlite' }>,
   logger: Logger,
 ): Promise<{ bus: TaskEventBus; limits: SharedLimits }> {
   const { createPostgresTaskEventBus, createRedisTaskEventBus } = await import('../tasks/buses/index.js');
   const { createSharedLimits } = await import('../server/limits/shared/index.js');
-  const schema = spec.schema;
+  const redis = config.redis;
+  // SQLite workers reach here only with redis.url set (chooseTaskStore refuses otherwise).
+  const pg =
+    spec.type === 'postgres'
+      ? { pgUrl: spec.url, ...(spec.schema !== undefined && { schema: spec.schema }) }
+      : undefined;
+  if (redis === undefined && pg === undefined)
+    throw new StoreChoiceError('the SQLite store is shared only through redis.url');
   const bus =
-    config.redis !== undefined
-      ? createRedisTaskEventBus({ url: config.redis.url, logger })
-      : createPostgresTaskEventBus({ url: spec.url, ...(schema !== undefined && { schema }), logger });
+    redis !== undefined
+      ? createRedisTaskEventBus({ url: redis.url, logger })
+      : createPostgresTaskEventBus({ url: pg!.pgUrl, ...(pg!.schema !== undefined && { schema: pg!.schema }), logger });
   try {
     const limits = await createSharedLimits(
-      config.redis !== undefined
-        ? { redisUrl: config.redis.url }
-        : { pgUrl: spec.url, ...(schema !== undefined && { schema }) },
+      redis !== undefined ? { redisUrl: redis.url } : pg!,
       config.limits,
       // A dead replica's in-flight slots run out within two thirds of its turn leases: before
       // another replica can fail its tasks (a turn lease is renewed every third of its TTL).
       { logger, leaseTtlMs: Math.floor(((config.store.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 2000) / 3) },
     );
+    const worker = workerRole()?.index;
     logger.info({
       event: 'replica_sharing',
-      through: config.redis !== undefined ? 'redis' : 'postgres',
+      through: redis !== undefined ? 'redis' : 'postgres',
       replicas: config.replicas,
+      ...(worker !== undefined && { worker }),
     });
     return { bus, limits };
   } catch (error) {
@@ -130,7 +153,16 @@ export class StoreChoiceError extends AirlockError {
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
-  const config = loadConfigFile(options.config);
+  const role = workerRole(options.env ?? process.env);
+  // Each worker keeps its own audit chain: the JSONL sink has one writer per file.
+  const load = (): AirlockConfig => {
+    const loaded = loadConfigFile(options.config);
+    if (role !== undefined && loaded.audit.file !== undefined) {
+      loaded.audit.file = workerAuditFile(loaded.audit.file, role.index);
+    }
+    return loaded;
+  };
+  const config = load();
   if (options.host !== undefined) {
     config.server.host = options.host;
     checkBind(config.server, '--host');
@@ -138,12 +170,30 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   if (options.port !== undefined) config.server.port = options.port;
   const logger = createLogger(options.logLevel ?? 'info');
+  const workers = role?.count ?? options.workers ?? 1;
+  if (workers > 1 && cluster.isPrimary) {
+    // The store is checked before anything is forked: a refusal is one line from this process.
+    const chosen = chooseTaskStore(config, {
+      workers,
+      ...(options.data !== undefined && { data: options.data }),
+      ...(options.env !== undefined && { env: options.env }),
+    });
+    await runWorkerPrimary({
+      workers,
+      config: options.config,
+      drainSeconds: config.server.drainSeconds,
+      firstAlone: chosen.type === 'sqlite',
+      logger,
+    });
+    return;
+  }
   // Trace export before anything serves: the SDK is loaded only when an endpoint is configured.
   const telemetry = await startTelemetry(otlpTarget(config.telemetry, options.env ?? process.env), {
     instanceId: config.server.instanceId ?? processInstanceId(),
   });
   if (telemetry.enabled) logger.info({ event: 'trace_export_started' });
   const spec = chooseTaskStore(config, {
+    workers,
     ...(options.data !== undefined && { data: options.data }),
     ...(options.env !== undefined && { env: options.env }),
   });
@@ -161,8 +211,9 @@ export async function serve(options: ServeOptions): Promise<void> {
               error: error instanceof Error ? error.message : String(error),
             }),
         });
+  // Each worker of N > 1 is a replica: the store's bus, limits and leases (or Redis) are shared.
   const shared =
-    spec.type === 'postgres' && isMultiReplica(config, options.env ?? process.env)
+    spec.type !== 'memory' && (workers > 1 || isMultiReplica(config, options.env ?? process.env))
       ? await openReplicaSharing(config, spec, logger)
       : undefined;
   const upstreams =
@@ -171,6 +222,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       : createUpstreams(config.upstreams, {
           // Card pin and signature events also feed the metrics, once the gateway exists.
           logger: tapLogger(logger, (record) => late.gateway?.metrics?.cardEvent(record)),
+          // Upstream calls are audited (and counted) as the outbound client's are.
+          audit: (row) => late.gateway?.recordAudit(row),
           ...(config.server.instanceId !== undefined && { instanceId: config.server.instanceId }),
         });
   let backends: PreparedBackends;
@@ -204,7 +257,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   process.on('SIGHUP', () => {
     if (stopping) return;
     const outcome = gateway.reload(() => {
-      const next = loadConfigFile(options.config);
+      const next = load();
       if (options.host !== undefined) next.server.host = options.host;
       if (options.port !== undefined) next.server.port = options.port;
       return next;
@@ -212,18 +265,26 @@ export async function serve(options: ServeOptions): Promise<void> {
     void writeReloadOutcome(files, outcome).catch(() => undefined);
   });
   // `airlock reload` finds this process by its pid file (0600), removed on exit; written before
-  // the banner, so whoever sees the banner finds it.
-  await writeServePid(files, options.config).then(
-    () => process.once('exit', () => removeServePid(files)),
-    (error: unknown) =>
-      logger.warn({ event: 'pid_file_not_written', error: (error as NodeJS.ErrnoException).code ?? 'unknown' }),
-  );
-  await gateway.recoverInterrupted();
+  // the banner, so whoever sees the banner finds it. With workers the primary's pid is written.
+  if (role === undefined) {
+    await writeServePid(files, options.config).then(
+      () => process.once('exit', () => removeServePid(files)),
+      (error: unknown) =>
+        logger.warn({ event: 'pid_file_not_written', error: (error as NodeJS.ErrnoException).code ?? 'unknown' }),
+    );
+  }
+  // The first SQLite worker starts alone (./workers.ts): what the store holds as running was left
+  // by an earlier run, since SQLite has no turn leases to tell.
+  await gateway.recoverInterrupted({ evenShared: role?.first === true && spec.type === 'sqlite' });
   const url = await gateway.listen();
-  process.stdout.write(banner(config, url, describeTaskStoreSpec(spec)));
+  if (role === undefined || role.first) {
+    process.stdout.write(banner(config, url, describeTaskStoreSpec(spec)) + workersLine(role));
+  }
+  reportWorkerListening(url);
   logger.info({
     event: 'listening',
     url,
+    ...(role !== undefined && { worker: role.index, pid: process.pid }),
     agents: config.agents.length,
     clients: config.clients.length,
     store: describeTaskStoreSpec(spec),
@@ -258,8 +319,16 @@ export async function serve(options: ServeOptions): Promise<void> {
         () => process.exit(1),
       );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
+  // A worker's signals come from the primary (SIGTERM to drain); a terminal's Ctrl-C reaches the
+  // whole process group, and the primary turns it into that SIGTERM.
+  process.on('SIGINT', () => (role === undefined ? stop('SIGINT') : undefined));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The banner's line about the workers, printed by the first. */
+function workersLine(role: WorkerRole | undefined): string {
+  if (role === undefined) return '';
+  return `  ${role.count} workers on this port (node:cluster); the primary (pid ${process.ppid}) owns the signals\n`;
 }
 
 /** What a person needs to start: where the cards are and one call that works. */

@@ -10,7 +10,7 @@
  */
 import type { Server } from 'node:http';
 import type { AgentBackend } from '../agents/backend.js';
-import type { AuditSink } from '../audit/index.js';
+import type { AuditEvent, AuditSink } from '../audit/index.js';
 import type { AirlockConfig } from '../config/load.js';
 import type { TaskEventBus } from '../tasks/events.js';
 import type { TaskService } from '../tasks/service.js';
@@ -87,7 +87,7 @@ export interface Gateway {
    * (`gateway_restart`). Call once before `listen`. Resolves with how many; 0 for the memory
    * store and whenever a shared bus says other replicas serve the store.
    */
-  recoverInterrupted(): Promise<number>;
+  recoverInterrupted(options?: RecoverOptions): Promise<number>;
   /**
    * Resumes the tasks whose action a person decided and no process used yet: with a durable
    * store, a decision made just before a restart (or on a replica that stopped) still moves its
@@ -107,6 +107,12 @@ export interface Gateway {
    */
   onStoreEvent(event: TaskStoreEvent): void;
   /**
+   * Records a row a part made outside the gateway built (the upstream connector's
+   * `a2a.client.*` rows): written to the audit trail and counted by the metrics like the
+   * gateway's own. A row that cannot be written goes to the log.
+   */
+  recordAudit(row: AuditEvent): void;
+  /**
    * Reloads the config (SIGHUP): `load` reads the new one; it is refused whole (the running one
    * kept) when it is invalid or changes a key that needs a restart, else clients, tokens, agent
    * allow lists, JWT settings, limits and tool policies apply to new requests at once
@@ -114,4 +120,21 @@ export interface Gateway {
    */
   reload(load: () => AirlockConfig): ReloadOutcome;
   close(): Promise<void>;
+}
+
+/**
+ * How `recoverInterrupted` judges a shared bus.
+ *
+ * @example
+ * ```ts
+ * await gateway.recoverInterrupted({ evenShared: true }); // the first worker on a SQLite file
+ * ```
+ */
+export interface RecoverOptions {
+  /**
+   * Fail what the store holds as running even though a shared bus is set: the caller knows no
+   * other process serves the store yet (the first `--workers` worker on a SQLite file, which
+   * has no turn leases). Default false.
+   */
+  evenShared?: boolean;
 }

@@ -34,6 +34,7 @@ import { CardCache, cardBaseUrl, hostForUrl } from './cards.js';
 import { parseTrustedProxies } from './gate/client-address.js';
 import { processInstanceId } from '../client/outbound-transport.js';
 import { InboundAudit, openAuditSinks } from './inbound-audit.js';
+import { committedResponses } from './respond/committed.js';
 import { AuthFailureLimiter, RateLimiter } from './limits/index.js';
 import { publishAgents } from './published-agents.js';
 import { storeShareOptions } from './store-shares.js';
@@ -41,6 +42,7 @@ import { createDrainStep, Drain } from './lifecycle/drain.js';
 import { createCallerAdmission } from './admission/caller.js';
 import type { Gateway, GatewayOptions } from './gateway-options.js';
 import { openMetrics, routeMeters } from './metrics/wiring.js';
+import { reloadAuditRow } from './reload/audit-row.js';
 import { createReadiness } from './lifecycle/readiness.js';
 import { createDecidedResume } from './resume-decided.js';
 import { sendJson } from './respond/response.js';
@@ -89,7 +91,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       ...fairSharesFor(config.store, storeShareOptions(config, onStoreEvent)),
     });
   const store = metrics?.store(unmeteredStore, config.store.type) ?? unmeteredStore;
-  const unmeteredSink = options.auditSink ?? openAuditSinks(config.audit);
+  const unmeteredSink = options.auditSink ?? openAuditSinks(config.audit, logger);
   const configuredSink = metrics?.auditSink(unmeteredSink) ?? unmeteredSink;
   let port = config.server.port;
   const auth = Authenticator.fromConfig(config, { logger });
@@ -112,6 +114,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
             configuredSink?.write(event);
             approvals.desk.observeAuditRow(event);
           },
+          committed: () => configuredSink?.committed?.(),
           close: () => configuredSink?.close(),
         },
     logger,
@@ -148,7 +151,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     store,
     ...(leases !== undefined && { leases }),
     logger: (level, event, fields) => logger[level]({ event, ...fields }),
-    ...(observe !== undefined && { observe }),
+    ...(observe !== undefined && { observe, observed: () => audit.written() }),
     ...(taskBus !== undefined && { bus: pushTap?.bus ?? taskBus }),
     gate: approvals.desk,
     limits: {
@@ -222,6 +225,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     ...(metrics !== undefined && { meter: metrics.requests.rpc }),
   };
   metrics?.sample({ turnsInFlight: () => service.running, streamsOpen: bindingOptions.admitStream.open });
+  metrics?.observeBus(bus);
+  metrics?.observeApprovals(() => approvals.desk.pendingByAgent());
   // The A2A routes, counted by the request meter when metrics are on.
   const meter = routeMeters(metrics);
   const route = createRouter({
@@ -256,6 +261,15 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       requestTimeout: config.server.headersTimeoutMs + config.server.bodyTimeoutMs,
       // Node checks those timeouts only this often (30 s by default).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.server.headersTimeoutMs / 2))),
+      // Group commit: no response goes out before its audit rows are written (respond/committed.ts).
+      ...(configuredSink?.committed !== undefined && {
+        ServerResponse: committedResponses(
+          () => configuredSink.committed?.(),
+          // A response whose rows were lost still goes out, as before group commit: a refusal
+          // stays a refusal, and a task's lost outcome row is logged (its submitted row is out).
+          () => logger.warn({ event: 'response_sent_unaudited' }),
+        ),
+      }),
     },
   );
   const server = listener.server;
@@ -289,6 +303,7 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     service,
     metrics,
     onStoreEvent,
+    recordAudit: (row) => audit.record(row, false),
     reload: createGatewayReload({
       config,
       logger,
@@ -299,13 +314,15 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       authFailures,
       turns,
       onReload: (outcome) => {
+        audit.record(reloadAuditRow(outcome), false);
         metrics?.series.reloads.inc(outcome.outcome, outcome.outcome === 'applied' ? 'none' : outcome.reason);
         options.onReload?.(outcome);
       },
     }),
-    recoverInterrupted: async () => {
+    recoverInterrupted: async (recover) => {
       // With a shared bus other replicas serve the same store: their running tasks are not ours.
-      if (store.failRunning === undefined || options.bus?.requestCancel !== undefined) return 0;
+      const shared = options.bus?.requestCancel !== undefined && recover?.evenShared !== true;
+      if (store.failRunning === undefined || shared) return 0;
       const failed = await store.failRunning((task, owner) => {
         const settled = failedByRestart(task);
         audit.restartFailed(owner, settled);
@@ -357,6 +374,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       await store.close();
       await auth.close();
       audit.close();
+      // Responses held for the rows audit.close() just wrote go out before connections close.
+      await new Promise((resolve) => setImmediate(resolve));
       listener.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
