@@ -5,29 +5,11 @@
  */
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isAirlockError } from '../errors/index.js';
-import { generateToken } from '../config/tokens.js';
-import { parseAutonomy, type McpAutonomy } from '../mcp/index.js';
-import { agentsCommand } from './agents.js';
-import {
-  approvalsAnswerCommand,
-  approvalsDecideCommand,
-  approvalsListCommand,
-  approvalsQuestionsCommand,
-} from './approvals.js';
-import { auditVerifyCommand } from './audit.js';
-import { dbMigrateCommand } from './db.js';
-import { doctorCommand } from './doctor.js';
-import { initCommand } from './init.js';
-import { call } from './call.js';
-import { cardDigestCommand, cardFetchCommand, cardSignCommand, cardVerifyCommand } from './card.js';
-import { keysGenerateCommand } from './keys.js';
-import { runMcp } from './mcp.js';
-import { registryPinCommand } from './registry.js';
-import { reloadCommand } from './reload.js';
-import { sendCommand } from './send.js';
-import { toolsListCommand, toolsPinCommand } from './tools.js';
-import { serve } from './serve.js';
+import { parseAutonomy, type McpAutonomy } from '../mcp/autonomy.js';
 import { MAX_WORKERS, parseWorkerCount } from './workers.js';
+
+// Each command's module is imported when that command runs, so `--version`, `send` or `card`
+// do not pay for the server, the MCP SDK, the stores, metrics and telemetry (start-up time).
 
 const program = new Command()
   .name('airlock')
@@ -48,6 +30,7 @@ program
     parseWorkers,
   )
   .action(async (options) => {
+    const { serve } = await import('./serve.js');
     await serve({
       config: options.config,
       ...(options.workers !== undefined && { workers: options.workers }),
@@ -65,6 +48,7 @@ program
   )
   .requiredOption('-c, --config <file>', 'the configuration file serve was started with')
   .action(async (options) => {
+    const { reloadCommand } = await import('./reload.js');
     process.exitCode = await reloadCommand({ config: options.config });
   });
 
@@ -79,6 +63,7 @@ program
   .option('--json', 'print the task or message as JSON')
   .action(async (url, text, options) => {
     const token = process.env.AIRLOCK_TOKEN;
+    const { call } = await import('./call.js');
     process.exitCode = await call({
       url,
       text,
@@ -104,6 +89,7 @@ program
   .option('--json', 'print the result object as JSON')
   .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
   .action(async (agent, text, options) => {
+    const { sendCommand } = await import('./send.js');
     process.exitCode = await sendCommand({
       agent,
       text,
@@ -122,6 +108,7 @@ program
   .option('--json', 'print the list as JSON')
   .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
   .action(async (options) => {
+    const { agentsCommand } = await import('./agents.js');
     process.exitCode = await agentsCommand({
       json: options.json === true,
       ...(options.registry !== undefined && { registry: options.registry }),
@@ -138,6 +125,7 @@ registry
   .option('--registry <file>', 'the registry (default: AIRLOCK_REGISTRY)')
   .option('--yes', 'pin without asking (required when stdin is not a terminal)')
   .action(async (name, options) => {
+    const { registryPinCommand } = await import('./registry.js');
     process.exitCode = await registryPinCommand(name, {
       ...(options.registry !== undefined && { registry: options.registry }),
       ...(options.yes === true && { yes: true }),
@@ -150,6 +138,7 @@ tools
   .description('connect each tool server and list its tools: level, digest, pin state (pinned, unpinned, changed)')
   .option('-c, --config <file>', 'the gateway configuration (default: AIRLOCK_CONFIG)')
   .action(async (options) => {
+    const { toolsListCommand } = await import('./tools.js');
     process.exitCode = await toolsListCommand({ ...(options.config !== undefined && { config: options.config }) });
   });
 tools
@@ -160,6 +149,7 @@ tools
   .argument('<server>', 'a tools.servers name')
   .option('-c, --config <file>', 'the gateway configuration (default: AIRLOCK_CONFIG)')
   .action(async (server, options) => {
+    const { toolsPinCommand } = await import('./tools.js');
     process.exitCode = await toolsPinCommand(server, {
       ...(options.config !== undefined && { config: options.config }),
     });
@@ -187,6 +177,7 @@ program
   .option('--port <port>', 'HTTP port (default 41249)', parsePort)
   .option('--allow-non-loopback', 'allow a non-loopback HTTP bind: anyone who reaches it can call the tools')
   .action(async (options) => {
+    const { runMcp } = await import('./mcp.js');
     process.exitCode = await runMcp({
       http: options.http === true,
       allowNonLoopback: options.allowNonLoopback === true,
@@ -208,6 +199,7 @@ program
   )
   .argument('<file>', 'a JSONL audit log')
   .action(async (file) => {
+    const { auditVerifyCommand } = await import('./audit.js');
     process.exitCode = await auditVerifyCommand(file);
   });
 
@@ -220,6 +212,7 @@ approvals
   .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
   .option('--json', 'print the views as JSON')
   .action(async (options) => {
+    const { approvalsListCommand } = await import('./approvals.js');
     process.exitCode = await approvalsListCommand({
       ...(options.url !== undefined && { url: options.url }),
       ...(options.json === true && { json: true }),
@@ -231,6 +224,7 @@ approvals
   .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
   .option('--json', 'print the views as JSON')
   .action(async (options) => {
+    const { approvalsQuestionsCommand } = await import('./approvals.js');
     process.exitCode = await approvalsQuestionsCommand({
       ...(options.url !== undefined && { url: options.url }),
       ...(options.json === true && { json: true }),
@@ -243,6 +237,7 @@ approvals
   .argument('<text>', 'your answer')
   .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
   .action(async (questionId, text, options) => {
+    const { approvalsAnswerCommand } = await import('./approvals.js');
     process.exitCode = await approvalsAnswerCommand(questionId, text, {
       ...(options.url !== undefined && { url: options.url }),
     });
@@ -254,6 +249,7 @@ for (const decision of ['approve', 'deny'] as const) {
     .argument('<actionId>', 'the action id')
     .option('--url <url>', 'the gateway (default AIRLOCK_URL or http://127.0.0.1:41241)')
     .action(async (actionId, options) => {
+      const { approvalsDecideCommand } = await import('./approvals.js');
       process.exitCode = await approvalsDecideCommand(decision, actionId, {
         ...(options.url !== undefined && { url: options.url }),
       });
@@ -270,6 +266,7 @@ db.command('migrate')
   .option('--data <dir>', 'data directory: SQLite in <dir>/airlock.db')
   .option('--schema <name>', 'PostgreSQL schema (default public)')
   .action(async (options) => {
+    const { dbMigrateCommand } = await import('./db.js');
     process.exitCode = await dbMigrateCommand({
       ...(options.config !== undefined && { config: options.config }),
       ...(options.url !== undefined && { url: options.url }),
@@ -287,6 +284,7 @@ keys
   .requiredOption('--out <dir>', 'the key directory (created 0700 when missing)')
   .option('--alg <alg>', 'ES256 (default), ES384, ES512, EdDSA, RS256 or PS256')
   .action(async (options) => {
+    const { keysGenerateCommand } = await import('./keys.js');
     process.exitCode = await keysGenerateCommand({
       out: options.out,
       ...(options.alg !== undefined && { alg: options.alg }),
@@ -310,6 +308,7 @@ card
   .option('--coverage <what>', 'what a signature must cover: trust-fields (default) or interfaces')
   .option('--a2a-version <version>', 'the card shape to ask for: 1.0 (default) or 0.3')
   .action(async (target, options) => {
+    const { cardFetchCommand } = await import('./card.js');
     process.exitCode = await cardFetchCommand(target, {
       ...(options.registry !== undefined && { registry: options.registry }),
       ...(options.keys.length > 0 && { keys: options.keys }),
@@ -324,6 +323,7 @@ card
   .option('--key <jwk>', 'a private JWK file (repeatable: several keys sign at once)', collect, [] as string[])
   .option('--jku <url>', 'put this JWK Set URL in each protected header (a hint for verifiers)')
   .action(async (file, options) => {
+    const { cardSignCommand } = await import('./card.js');
     process.exitCode = await cardSignCommand(file, {
       key: options.key,
       ...(options.jku !== undefined && { jku: options.jku }),
@@ -336,6 +336,7 @@ card
   .option('--keys <jwks>', 'a JWK Set file of trusted public keys (repeatable)', collect, [] as string[])
   .option('--coverage <what>', 'what a signature must cover: trust-fields (default) or interfaces')
   .action(async (target, options) => {
+    const { cardVerifyCommand } = await import('./card.js');
     process.exitCode = await cardVerifyCommand(target, {
       keys: options.keys,
       ...(options.coverage !== undefined && { coverage: options.coverage }),
@@ -347,6 +348,7 @@ card
   .argument('<card>', 'card JSON file (either shape)')
   .option('--payload', 'print the canonical signing payload instead')
   .action(async (file, options) => {
+    const { cardDigestCommand } = await import('./card.js');
     process.exitCode = await cardDigestCommand(file, { payload: options.payload === true });
   });
 
@@ -358,7 +360,8 @@ program
   .option('--dir <dir>', 'the folder to write into (default: the current one)')
   .option('--port <port>', 'the port the gateway will listen on (default 41240)', parsePort)
   .option('--force', 'replace an existing airlock.yaml (an existing token file is kept)')
-  .action((options) => {
+  .action(async (options) => {
+    const { initCommand } = await import('./init.js');
     process.exitCode = initCommand({
       ...(options.dir !== undefined && { dir: options.dir }),
       ...(options.port !== undefined && { port: options.port }),
@@ -373,6 +376,7 @@ program
   )
   .option('-c, --config <file>', 'the configuration (default: AIRLOCK_CONFIG, else airlock.yaml)')
   .action(async (options) => {
+    const { doctorCommand } = await import('./doctor.js');
     process.exitCode = await doctorCommand({ ...(options.config !== undefined && { config: options.config }) });
   });
 
@@ -381,7 +385,8 @@ tokens
   .command('new')
   .description('print a fresh client token and the config line that uses it')
   .argument('<client>', 'client id')
-  .action((client) => {
+  .action(async (client) => {
+    const { generateToken } = await import('../config/tokens.js');
     const variable = `AIRLOCK_TOKEN_${client.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
     process.stdout.write(`${generateToken()}\n`);
     process.stderr.write(

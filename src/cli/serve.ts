@@ -108,7 +108,6 @@ async function openReplicaSharing(
   spec: Extract<TaskStoreSpec, { type: 'postgres' | 'sqlite' }>,
   logger: Logger,
 ): Promise<{ bus: TaskEventBus; limits: SharedLimits }> {
-  const { createPostgresTaskEventBus, createRedisTaskEventBus } = await import('../tasks/buses/index.js');
   const { createSharedLimits } = await import('../server/limits/shared/index.js');
   const redis = config.redis;
   // SQLite workers reach here only with redis.url set (chooseTaskStore refuses otherwise).
@@ -118,10 +117,15 @@ async function openReplicaSharing(
       : undefined;
   if (redis === undefined && pg === undefined)
     throw new StoreChoiceError('the SQLite store is shared only through redis.url');
+  // Only the bus in use is loaded: a PostgreSQL deployment never loads the Redis client.
   const bus =
     redis !== undefined
-      ? createRedisTaskEventBus({ url: redis.url, logger })
-      : createPostgresTaskEventBus({ url: pg!.pgUrl, ...(pg!.schema !== undefined && { schema: pg!.schema }), logger });
+      ? (await import('../tasks/buses/redis.js')).createRedisTaskEventBus({ url: redis.url, logger })
+      : (await import('../tasks/buses/postgres.js')).createPostgresTaskEventBus({
+          url: pg!.pgUrl,
+          ...(pg!.schema !== undefined && { schema: pg!.schema }),
+          logger,
+        });
   try {
     const limits = await createSharedLimits(
       redis !== undefined ? { redisUrl: redis.url } : pg!,

@@ -23,43 +23,13 @@
  * ```
  */
 import { REGISTRY_NAME_PATTERN, type AgentListing, type CallResult, type OutboundClient } from '../client/index.js';
+import { AUTONOMY_ENV, type McpAutonomy } from './autonomy.js';
 import type { GetTaskInput, SendInput } from './schemas.js';
 
 export { LIST_AGENTS_INPUT, getTaskInputSchema, sendInputSchema } from './schemas.js';
 export type { GetTaskInput, SendInput } from './schemas.js';
-
-/**
- * Whether acting entries may be called over MCP, the operator's ceiling: `read_only` (the
- * default) refuses them; `confirm` asks the person in the host before each call (MCP
- * elicitation) and refuses when the host cannot ask; `acting` lets them through (the host sees
- * `a2a_send` annotated destructive and should ask its user).
- *
- * @example
- * ```ts
- * const autonomy: McpAutonomy = parseAutonomy(process.env.AIRLOCK_MCP_AUTONOMY);
- * ```
- */
-export type McpAutonomy = 'read_only' | 'confirm' | 'acting';
-
-/**
- * The autonomy values, in order of what they allow.
- *
- * @example
- * ```ts
- * MCP_AUTONOMIES.includes('acting'); // true
- * ```
- */
-export const MCP_AUTONOMIES: readonly McpAutonomy[] = ['read_only', 'confirm', 'acting'];
-
-/**
- * The environment variable that sets the autonomy when no option does.
- *
- * @example
- * ```ts
- * process.env[AUTONOMY_ENV] = 'acting';
- * ```
- */
-export const AUTONOMY_ENV = 'AIRLOCK_MCP_AUTONOMY';
+export { AUTONOMY_ENV, MCP_AUTONOMIES, parseAutonomy } from './autonomy.js';
+export type { McpAutonomy } from './autonomy.js';
 
 /**
  * The principal key MCP calls are recorded under in the outbound bookkeeping (the CLI uses
@@ -85,25 +55,6 @@ export const TOOL_NAMES = {
   send: 'a2a_send',
   getTask: 'a2a_get_task',
 } as const;
-
-/**
- * Reads an autonomy value: unset or empty means `read_only`; anything other than the three
- * values is an error (a typo must not silently grant, or silently deny, what was meant).
- *
- * @example
- * ```ts
- * parseAutonomy(undefined); // 'read_only'
- * parseAutonomy('acting');  // 'acting'
- * parseAutonomy('yes');     // throws
- * ```
- * @throws Error naming the accepted values
- */
-export function parseAutonomy(value: string | undefined, source = AUTONOMY_ENV): McpAutonomy {
-  if (value === undefined || value.trim() === '') return 'read_only';
-  const trimmed = value.trim();
-  if (trimmed === 'read_only' || trimmed === 'confirm' || trimmed === 'acting') return trimmed;
-  throw new Error(`${source} must be read_only, confirm or acting`);
-}
 
 /**
  * MCP tool annotations (hints for the host; the server's own refusals do not depend on them).

@@ -12,13 +12,8 @@
  * await connection.close();
  * ```
  */
-import {
-  Client,
-  StreamableHTTPClientTransport,
-  type CallToolResult,
-  type Transport,
-} from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+// The MCP SDK is imported when a tool server connects: a gateway without tool servers never loads it.
+import type { CallToolResult, Transport } from '@modelcontextprotocol/client';
 import { resolveProgram, resolveWorkingDirectory } from '../agents/command/resolve.js';
 import { isOutboundError, type GuardedClient } from '../net/index.js';
 import type { ToolServerConfig } from './config.js';
@@ -78,7 +73,8 @@ const SDK_DEFAULT_VARIABLES = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER
  */
 export async function connectToolServer(server: ToolServerConfig, deps: ConnectDeps): Promise<ToolServerConnection> {
   const timeoutMs = server.timeoutSeconds * 1000;
-  const transport = makeTransport(server, deps, timeoutMs);
+  const transport = await makeTransport(server, deps, timeoutMs);
+  const { Client } = await import('@modelcontextprotocol/client');
   const client = new Client({ name: 'airlock', version: '1' }, { capabilities: {} });
   let alive = true;
   client.onclose = () => {
@@ -122,7 +118,7 @@ export async function connectToolServer(server: ToolServerConfig, deps: ConnectD
   };
 }
 
-function makeTransport(server: ToolServerConfig, deps: ConnectDeps, timeoutMs: number): Transport {
+async function makeTransport(server: ToolServerConfig, deps: ConnectDeps, timeoutMs: number): Promise<Transport> {
   if (server.stdio !== undefined) {
     const stdio = server.stdio;
     let command: string;
@@ -141,6 +137,7 @@ function makeTransport(server: ToolServerConfig, deps: ConnectDeps, timeoutMs: n
       const value = deps.env[name];
       if (value !== undefined) env[name] = value;
     }
+    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
     return new StdioClientTransport({
       command,
       args: [...stdio.args],
@@ -151,6 +148,7 @@ function makeTransport(server: ToolServerConfig, deps: ConnectDeps, timeoutMs: n
     });
   }
   const http = server.http!;
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   return new StreamableHTTPClientTransport(new URL(http.url), {
     fetch: guardedFetch(deps.guarded, {
       privateNetwork: http.privateNetwork,

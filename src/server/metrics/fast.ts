@@ -13,14 +13,8 @@
  * seconds.observe(0.05, 'get');
  * ```
  */
-import {
-  Counter,
-  Histogram,
-  type MetricObjectWithValues,
-  type MetricType,
-  type MetricValueWithName,
-  type Registry,
-} from 'prom-client';
+import type { Histogram, MetricObjectWithValues, MetricType, MetricValueWithName, Registry } from 'prom-client';
+import { promClient } from './prom.js';
 
 /**
  * A counter with positional label values.
@@ -72,7 +66,7 @@ export interface FastMetricOptions {
 export function fastCounter(options: FastMetricOptions): LabelledCounter {
   const counts = new Map<string, { values: readonly string[]; count: number }>();
   const { labelNames } = options;
-  new Counter({
+  new (promClient().Counter)({
     name: options.name,
     help: options.help,
     labelNames,
@@ -141,7 +135,7 @@ export function fastHistogram(options: FastMetricOptions & { buckets: readonly n
     }
     return { name, help: options.help, type: HISTOGRAM, aggregator: 'sum', collect: () => undefined, values };
   };
-  new RenderedHistogram(options, render);
+  new (renderedHistogramClass())(options, render);
   return {
     observe: (value, ...values) => {
       const series = seriesOf(values);
@@ -157,26 +151,36 @@ export function fastHistogram(options: FastMetricOptions & { buckets: readonly n
 /** prom-client declares `type` as an enum, yet writes and reads the string (`# TYPE … histogram`). */
 const HISTOGRAM = 'histogram' as unknown as MetricType;
 
-/** A prom-client histogram (registered, typed as one) whose values come from `render`. */
-class RenderedHistogram extends Histogram {
-  readonly #render: () => MetricObjectWithValues<MetricValueWithName<string>>;
+type Rendered = () => MetricObjectWithValues<MetricValueWithName<string>>;
+type RenderedHistogramClass = new (
+  options: FastMetricOptions & { buckets: readonly number[] },
+  render: Rendered,
+) => Histogram;
+let renderedHistogram: RenderedHistogramClass | undefined;
 
-  constructor(
-    options: FastMetricOptions & { buckets: readonly number[] },
-    render: () => MetricObjectWithValues<MetricValueWithName<string>>,
-  ) {
-    super({ ...options, labelNames: [...options.labelNames], buckets: [...options.buckets] });
-    this.#render = render;
-  }
+/**
+ * A prom-client histogram (registered, typed as one) whose values come from `render`; the class
+ * is made on first use, because its base class lives in prom-client, loaded only with metrics.
+ */
+function renderedHistogramClass(): RenderedHistogramClass {
+  renderedHistogram ??= class RenderedHistogram extends promClient().Histogram {
+    readonly #render: Rendered;
 
-  override get(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
-    return Promise.resolve(this.#render());
-  }
+    constructor(options: FastMetricOptions & { buckets: readonly number[] }, render: Rendered) {
+      super({ ...options, labelNames: [...options.labelNames], buckets: [...options.buckets] });
+      this.#render = render;
+    }
 
-  /** What the registry renders the exposition text from (prom-client's histograms have it). */
-  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
-    return Promise.resolve(this.#render());
-  }
+    override get(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+      return Promise.resolve(this.#render());
+    }
+
+    /** What the registry renders the exposition text from (prom-client's histograms have it). */
+    getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+      return Promise.resolve(this.#render());
+    }
+  };
+  return renderedHistogram;
 }
 
 function labelsOf(names: readonly string[], values: readonly string[]): Record<string, string> {

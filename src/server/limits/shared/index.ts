@@ -42,7 +42,6 @@ import type { RequestRateLimit } from '../rate.js';
 import { SharedStoreGuard, type LimitsLogger } from './guard.js';
 import { PostgresLeaseStore, RedisLeaseStore, SharedInFlightLimiter, type LeaseStore } from './in-flight.js';
 import { SharedAuthFailureLockout, SharedRateLimiter, type PointsStore } from './rate.js';
-import { createLimitsRedisClient } from './redis-client.js';
 
 export { SharedLimitTimeoutError, SharedStoreGuard } from './guard.js';
 export type { LimitsLogger } from './guard.js';
@@ -227,6 +226,8 @@ async function openRedis(
   duration: number,
   guard: SharedStoreGuard,
 ): Promise<SharedLimits> {
+  // The Redis client is loaded only when limits are shared through Redis (start-up time).
+  const { createLimitsRedisClient } = await import('./redis-client.js');
   const client = createLimitsRedisClient(url, settings.connectTimeoutMs);
   const connected = client.connect().then(
     () => true,
