@@ -27,6 +27,11 @@
  * its change needs: none for a new artifact (same status), a reposition for a new timestamp,
  * a move between the per-state indexes for a new state.
  *
+ * A put at the cap allocates little: the entry just evicted becomes the new task's
+ * ({@link Entry.reuse}), index inserts at the newest end and removals at either end push, pop
+ * or shift rather than splice, and `put` returns one shared settled promise instead of
+ * being `async` (see `put`).
+ *
  * The pieces live beside this file: `memory/entries.ts` (an entry and its owner's and context's
  * indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`, `memory/pages.ts` (ListTasks),
  * `memory/bytes.ts` (a task's size) and `memory/shares.ts` (per-principal quotas, the eviction
@@ -103,6 +108,8 @@ export {
 const STORE_NAME = 'MemoryTaskStore';
 /** Most tasks one timer tick drops, so a sweep never stalls the event loop for long. */
 const SWEEP_BATCH = DEFAULT_SWEEP_BATCH;
+/** What every successful put returns: one settled promise, shared (see `put`). */
+const SETTLED: Promise<void> = Promise.resolve();
 
 /**
  * A bounded in-memory {@link TaskStore}. See the module comment for the data layout.
@@ -135,6 +142,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly terminal = new LinkedList<Entry>();
   /** Owner → that owner's indexes; an owner is here exactly while it has a task in the store. */
   private readonly indexes = new Map<string, OwnerIndexes>();
+  /** The entry detached last, kept for the next new task (at the cap, the one that evicted it). */
+  private spare: Entry | undefined = undefined;
   private lastClockMs = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;
 
@@ -193,7 +202,20 @@ export class MemoryTaskStore implements TaskStore {
    * await store.put(owner, { ...task, status: { state: 'completed', timestamp: new Date().toISOString() } });
    * ```
    */
-  async put(owner: string, task: Task): Promise<void> {
+  put(owner: string, task: Task): Promise<void> {
+    // Not `async`: the work is synchronous, and an async function allocates a promise per call
+    // (and, with async hooks on, as under OpenTelemetry or node:test, tracks it), which cost
+    // more than the put itself. A settled promise can be shared; failures still reject.
+    try {
+      this.putNow(owner, task);
+      return SETTLED;
+    } catch (error) {
+      // putNow throws only Errors (CapacityError among them), as an async put would reject with.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private putNow(owner: string, task: Task): void {
     const nowMs = this.clock();
     const existing = this.liveEntry(task.id, nowMs);
     if (existing !== undefined && existing.owner !== owner) {
@@ -349,7 +371,12 @@ export class MemoryTaskStore implements TaskStore {
       owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
       this.indexes.set(owner, owned);
     }
-    const entry = new Entry(owner, task, statusMs, nowMs, owned);
+    let entry = this.spare;
+    if (entry === undefined) entry = new Entry(owner, task, statusMs, nowMs, owned);
+    else {
+      this.spare = undefined;
+      entry.reuse(owner, task, statusMs, nowMs, owned);
+    }
     entry.share = share;
     entry.bytes = bytes;
     this.shares.attached(entry);
@@ -385,6 +412,8 @@ export class MemoryTaskStore implements TaskStore {
     this.shares.detached(entry);
     removeFromIndexes(entry);
     if (entry.owned.all.size === 0) this.indexes.delete(entry.owner);
+    // Nothing refers to it anymore: the next new task takes it over (see `Entry.reuse`).
+    this.spare = entry;
   }
 }
 

@@ -74,8 +74,8 @@ export interface Share {
  * ```
  */
 export class Entry implements SortKey {
-  readonly id: string;
-  readonly owner: string;
+  id: string;
+  owner: string;
   task: Task;
   contextId: string;
   state: TaskState;
@@ -85,7 +85,7 @@ export class Entry implements SortKey {
    * Its owner's indexes, and its context's: held so that a put looks neither up. The context
    * has no group (`undefined`) while this is its only task and it was never shared.
    */
-  readonly owned: OwnerIndexes;
+  owned: OwnerIndexes;
   context: IndexGroup | undefined = undefined;
   /** Allocated once: an update moves them rather than allocating new ones. */
   readonly touchedNode: ListNode<Entry>;
@@ -112,6 +112,31 @@ export class Entry implements SortKey {
     this.terminalNode = new ListNode<Entry>(this);
     this.shareTerminalNode = new ListNode<Entry>(this);
     this.parkedNode = new ListNode<Entry>(this);
+  }
+
+  /**
+   * Makes a detached entry (in no list, index or map) a new task's, keeping its list nodes. An
+   * entry lives long enough to leave V8's young generation, so one dropped at every eviction
+   * is old-generation garbage; the store hands the entry it has just evicted to the task that
+   * took its place instead.
+   *
+   * @example
+   * ```ts
+   * spare.reuse(owner, task, statusMs, nowMs, owned);
+   * ```
+   */
+  reuse(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes): void {
+    this.id = task.id;
+    this.owner = owner;
+    this.task = task;
+    this.contextId = task.contextId;
+    this.state = task.status.state;
+    this.statusMs = statusMs;
+    this.touchedMs = nowMs;
+    this.owned = owned;
+    this.context = undefined;
+    this.bytes = 0;
+    this.share = undefined;
   }
 }
 

@@ -86,14 +86,21 @@ export class SortedIndex<T extends SortKey> {
   }
 
   insert(item: T): void {
-    const last = this.chunks.length - 1;
+    const { chunks } = this;
+    const last = chunks.length - 1;
     if (last < 0) {
-      this.chunks.push([item]);
+      chunks.push([item]);
     } else {
-      const at = Math.min(this.chunkFor(item), last);
-      const chunk = this.chunks[at]!;
-      chunk.splice(lowerBoundIn(chunk, item), 0, item);
-      if (chunk.length > 2 * CHUNK_LOAD) this.chunks.splice(at + 1, 0, chunk.splice(CHUNK_LOAD));
+      // Tasks mostly arrive with the newest timestamp: then the item goes at the very end.
+      let at = last;
+      let chunk = chunks[last]!;
+      if (compareKeys(chunk[chunk.length - 1]!, item) < 0) chunk.push(item);
+      else {
+        at = this.chunkFor(item);
+        chunk = chunks[at]!;
+        chunk.splice(lowerBoundIn(chunk, item), 0, item);
+      }
+      if (chunk.length > 2 * CHUNK_LOAD) chunks.splice(at + 1, 0, chunk.splice(CHUNK_LOAD));
     }
     this.count++;
   }
@@ -104,7 +111,11 @@ export class SortedIndex<T extends SortKey> {
     const chunk = this.chunks[at];
     const offset = chunk === undefined ? 0 : lowerBoundIn(chunk, item);
     if (chunk?.[offset] !== item) throw new Error('SortedIndex: item not found; the index is corrupt');
-    chunk.splice(offset, 1);
+    // The ends are the common cases (the oldest task evicted, the newest one updated), and
+    // pop and shift allocate nothing, unlike splice, which returns the removed items.
+    if (offset === chunk.length - 1) chunk.pop();
+    else if (offset === 0) chunk.shift();
+    else chunk.splice(offset, 1);
     this.count--;
     this.rebalance(at);
   }
