@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
+import { Role, TaskState, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -32,6 +32,7 @@ import { createUpstreams, type Upstreams } from '../src/server/upstreams.js';
 import { rpc } from './helpers/gateway.js';
 import { approvalsAnswerCommand, approvalsQuestionsCommand } from '../src/cli/approvals.js';
 import { captureIO } from './helpers/command-io.js';
+import { sdkAgentCard, sdkSkill } from './helpers/sdk-card.js';
 
 const RPC_PATH = '/a2a/jsonrpc';
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -128,33 +129,12 @@ class BookingExecutor implements AgentExecutor {
 }
 
 function upstreamCard(base: string): AgentCard {
-  return {
+  return sdkAgentCard({
     name: 'Booking',
     description: 'Books tables.',
-    version: '1.0.0',
-    provider: undefined,
-    supportedInterfaces: [
-      { url: `${base}${RPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-    ],
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [
-      {
-        id: 'book',
-        name: 'Book',
-        description: 'Books a table',
-        tags: ['test'],
-        examples: [],
-        inputModes: [],
-        outputModes: [],
-        securityRequirements: [],
-      },
-    ],
-    signatures: [],
-  };
+    url: `${base}${RPC_PATH}`,
+    skills: [sdkSkill({ id: 'book', name: 'Book', description: 'Books a table', tags: ['test'] })],
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -35,6 +35,7 @@ import { type OutboundRuntime } from '../src/client/index.js';
 import { MARKER_REPLACEMENT, UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
 import { startRelayGateway, type RelayGateway } from './helpers/relay-gateway.js';
 import { rpc, rpcStream, v10Message, type TestGateway } from './helpers/gateway.js';
+import { sdkAgentCard, sdkSkill } from './helpers/sdk-card.js';
 
 const RPC_PATH = '/a2a/jsonrpc';
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -124,33 +125,12 @@ class HostileExecutor implements AgentExecutor {
 }
 
 function hostileCard(base: string): AgentCard {
-  return {
+  return sdkAgentCard({
     name: 'Hostile remote',
     description: 'Replies with disguised end markers.',
-    version: '1.0.0',
-    provider: undefined,
-    supportedInterfaces: [
-      { url: `${base}${RPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-    ],
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [
-      {
-        id: 'answer',
-        name: 'Answer',
-        description: 'Answers.',
-        tags: ['answer'],
-        examples: [],
-        inputModes: [],
-        outputModes: [],
-        securityRequirements: [],
-      },
-    ],
-    signatures: [],
-  };
+    url: `${base}${RPC_PATH}`,
+    skills: [sdkSkill({ id: 'answer', name: 'Answer', description: 'Answers.', tags: ['answer'] })],
+  });
 }
 
 async function startHostile(): Promise<{ cardUrl: string; close(): Promise<void> }> {

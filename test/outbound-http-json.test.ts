@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -34,6 +34,7 @@ import {
 } from '../src/client/index.js';
 import { CallFailure, RemoteRpc, resolveEndpoint } from '../src/client/remote.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
+import { sdkAgentCard, sdkInterface } from './helpers/sdk-card.js';
 
 const CARD_PATH = '/.well-known/agent-card.json';
 const REST_PATH = '/a2a/rest';
@@ -131,33 +132,14 @@ class RestExecutor implements AgentExecutor {
 type Offer = 'rest-only' | 'both';
 
 function peerCard(base: string, offer: Offer): AgentCard {
-  const rest = {
-    url: `${base}${REST_PATH}`,
-    protocolBinding: 'HTTP+JSON',
-    tenant: '',
-    protocolVersion: A2A_PROTOCOL_VERSION,
-  };
-  const rpc = {
-    url: `${base}${RPC_PATH}`,
-    protocolBinding: 'JSONRPC',
-    tenant: '',
-    protocolVersion: A2A_PROTOCOL_VERSION,
-  };
-  return {
+  const rest = sdkInterface(`${base}${REST_PATH}`, 'HTTP+JSON');
+  const rpc = sdkInterface(`${base}${RPC_PATH}`);
+  return sdkAgentCard({
     name: 'REST peer',
     description: 'serves HTTP+JSON',
-    version: '1.0.0',
-    provider: undefined,
     // HTTP+JSON listed first: with both, Airlock still prefers JSON-RPC.
-    supportedInterfaces: offer === 'rest-only' ? [rest] : [rest, rpc],
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [],
-    signatures: [],
-  };
+    interfaces: offer === 'rest-only' ? [rest] : [rest, rpc],
+  });
 }
 
 interface Peer {

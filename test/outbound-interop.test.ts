@@ -33,6 +33,7 @@ import { createOutboundClient, type CallResult, type OutboundRuntime } from '../
 import { processInstanceId } from '../src/client/outbound-transport.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
+import { sdkAgentCard, sdkInterface, sdkSkill } from './helpers/sdk-card.js';
 
 type Mode = '1.0' | '0.3';
 
@@ -184,40 +185,14 @@ class PeerExecutor implements AgentExecutor {
 }
 
 function peerCard(base: string, mode: Mode): AgentCard {
-  return {
+  return sdkAgentCard({
     name: CARD_TEXT,
     description: `${CARD_TEXT} (description)`,
-    version: '1.0.0',
-    provider: undefined,
     // v0.3 mode: only a v0.3 interface, so Airlock (which prefers 1.0) must speak v0.3; the
     // SDK's legacyCompat needs the card to declare it.
-    supportedInterfaces: [
-      {
-        url: `${base}${RPC_PATH}`,
-        protocolBinding: 'JSONRPC',
-        tenant: '',
-        protocolVersion: mode === '1.0' ? A2A_PROTOCOL_VERSION : '0.3',
-      },
-    ],
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [
-      {
-        id: 'echo',
-        name: 'Echo',
-        description: `${CARD_TEXT} (skill)`,
-        tags: ['echo'],
-        examples: [],
-        inputModes: [],
-        outputModes: [],
-        securityRequirements: [],
-      },
-    ],
-    signatures: [],
-  };
+    interfaces: [sdkInterface(`${base}${RPC_PATH}`, 'JSONRPC', mode === '1.0' ? A2A_PROTOCOL_VERSION : '0.3')],
+    skills: [sdkSkill({ id: 'echo', name: 'Echo', description: `${CARD_TEXT} (skill)`, tags: ['echo'] })],
+  });
 }
 
 /** The official SDK server on 127.0.0.1, v1.0 only or with v0.3 legacyCompat. */

@@ -68,6 +68,22 @@ describe('outbound OAuth 2.0 against a real authorization server and an @a2a-js/
   const logs: string[] = [];
   const outputs: string[] = [];
 
+  // The commands in process (a child's start-up costs seconds); their own audit file.
+  const run = async (command: (io: CommandIO) => Promise<number>, columns?: number) => {
+    let stdout = '';
+    let stderr = '';
+    const io: CommandIO = {
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+      isTTY: false,
+      env: { ...env, AIRLOCK_AUDIT_FILE: join(dir, 'cli-audit.jsonl') },
+      ...(columns !== undefined && { columns }),
+    };
+    const code = await command(io);
+    outputs.push(stdout, stderr);
+    return { code, stdout, stderr };
+  };
+
   const send = async (agent: string, message: string): Promise<CallResult> => {
     const result = await client.send({ agent, message });
     outputs.push(JSON.stringify(result));
@@ -123,6 +139,8 @@ describe('outbound OAuth 2.0 against a real authorization server and an @a2a-js/
         peer.base,
         clientAuth('token_exchange', as.tokenEndpoint, resource, '  subject_token_env: AIRLOCK_SECRET_USER'),
       ),
+      // For delegation only: no subject_token_env, so its subject is always an inbound caller's JWT.
+      entry('delegated', 'open', peer.base, clientAuth('token_exchange', as.tokenEndpoint, resource)),
       entry(
         'bearer-grant',
         'open',
@@ -304,20 +322,6 @@ describe('outbound OAuth 2.0 against a real authorization server and an @a2a-js/
   });
 
   it('airlock agents shows each auth kind and whether a token could be had; airlock send works', async () => {
-    // The commands in process (a child's start-up costs seconds); their own audit file.
-    const run = async (command: (io: CommandIO) => Promise<number>) => {
-      let stdout = '';
-      let stderr = '';
-      const io: CommandIO = {
-        stdout: (text) => (stdout += text),
-        stderr: (text) => (stderr += text),
-        isTTY: false,
-        env: { ...env, AIRLOCK_AUDIT_FILE: join(dir, 'cli-audit.jsonl') },
-      };
-      const code = await command(io);
-      outputs.push(stdout, stderr);
-      return { code, stdout, stderr };
-    };
     const agents = await run((io) => agentsCommand({ json: true, registry: registryPath }, io));
     const rows = JSON.parse(agents.stdout) as { name: string; auth: { kind: string; token: string | null } }[];
     const byName = Object.fromEntries(rows.map((row) => [row.name, row.auth]));
@@ -334,6 +338,30 @@ describe('outbound OAuth 2.0 against a real authorization server and an @a2a-js/
     assert.equal(sent.code, 0, sent.stderr);
     assert.match(sent.stdout, /echo: from the CLI/);
     assert.equal(peer.calls.at(-1)!.sub, 'alice');
+  });
+
+  it('a token_exchange entry without subject_token_env: agents shows "per caller", send refuses, nothing exchanged', async () => {
+    const callsBefore = peer.calls.length;
+    const agents = await run((io) => agentsCommand({ json: true, registry: registryPath }, io));
+    const rows = JSON.parse(agents.stdout) as { name: string; status: string; auth: unknown }[];
+    const delegated = rows.find((row) => row.name === 'delegated')!;
+    assert.equal(delegated.status, 'ok', 'the card is usable; only the token waits for a caller');
+    assert.deepEqual(delegated.auth, { kind: 'token_exchange', token: 'per_caller' });
+    // A wide terminal, so the cell is not wrapped.
+    const table = await run((io) => agentsCommand({ json: false, registry: registryPath }, io), 160);
+    assert.match(table.stdout, /delegated .*exchange per caller \(delegated\)\n/);
+    const grantsBeforeSend = as.grants.length;
+    const sent = await run((io) =>
+      sendCommand({ agent: 'delegated', text: 'no caller', confirm: false, json: true, registry: registryPath }, io),
+    );
+    assert.equal(sent.code, 1);
+    assert.equal(sent.stdout, '');
+    assert.equal(
+      sent.stderr,
+      'airlock: remote_auth_failed: registry entry "delegated" is for delegation (token_exchange without subject_token_env): airlock send has no caller to delegate from\n',
+    );
+    assert.equal(as.grants.length, grantsBeforeSend, 'send requested no token');
+    assert.equal(peer.calls.length, callsBefore, 'the remote was never called');
   });
 
   it('no token, client secret or subject token appears in any result, log, audit row or state file', () => {

@@ -22,6 +22,7 @@
 import { OutboundAuth } from '../client/auth/provider.js';
 import type { OAuthKind } from '../client/auth/config.js';
 import { OutboundAuthError } from '../client/auth/errors.js';
+import { delegatesCallerOnly } from '../client/auth/token-exchange.js';
 import {
   ERROR_MESSAGES,
   cardTrustEntry,
@@ -68,12 +69,14 @@ export interface AgentStatus {
   signature: { kid: string; alg: string } | null;
   /**
    * The entry's auth kind and, for an OAuth kind, whether a token could be obtained now
-   * (`ok`), was not needed (the card asks for none), failed (see `error_type`), or was not tried
-   * (the card was refused). The token itself is never printed.
+   * (`ok`), was not needed (the card asks for none), failed (see `error_type`), was not tried
+   * (the card was refused), or is had per caller (`per_caller`: a `token_exchange` entry without
+   * `subject_token_env`, whose subject is the inbound caller's JWT; nothing is exchanged here).
+   * The token itself is never printed.
    */
   auth: {
     kind: 'none' | 'bearer_env' | OAuthKind;
-    token: 'ok' | 'not_needed' | 'failed' | 'not_checked' | null;
+    token: 'ok' | 'not_needed' | 'failed' | 'not_checked' | 'per_caller' | null;
   };
 }
 
@@ -164,7 +167,10 @@ export async function checkEntry(
     };
     if (entry.oauth !== undefined) {
       const token = await tryToken(runtime, entry, trusted);
-      auth = { kind, token: token === undefined ? 'ok' : token === null ? 'not_needed' : 'failed' };
+      auth = {
+        kind,
+        token: token === 'per_caller' ? token : token === undefined ? 'ok' : token === null ? 'not_needed' : 'failed',
+      };
       if (token instanceof OutboundAuthError) {
         status = {
           ...status,
@@ -202,21 +208,27 @@ export async function checkEntry(
 
 /**
  * Asks for a token as a send would (the card's scheme choice included), within the command's
- * deadline: undefined when one was issued, null when the card needs none, else why not. The
- * token is dropped at once.
+ * deadline: undefined when one was issued, null when the card needs none, `per_caller` for a
+ * delegation-only entry (its card checked, no exchange: there is no caller here), else why not.
+ * The token is dropped at once.
  */
 async function tryToken(
   runtime: OutboundRuntime,
   entry: RegistryEntry,
   trusted: TrustedCard,
-): Promise<OutboundAuthError | null | undefined> {
+): Promise<OutboundAuthError | 'per_caller' | null | undefined> {
+  // A delegation-only entry has no subject here: its card's schemes are checked as for an
+  // inbound caller, and no token is asked for.
+  const perCaller = delegatesCallerOnly(entry.oauth);
   try {
     const endpointAuth = new OutboundAuth({ transport: runtime.transport }).forEndpoint(
       entry,
       trusted.card,
       trusted.endpoint.url,
+      { forInboundCaller: perCaller },
     );
     if (endpointAuth === undefined) return null;
+    if (perCaller) return 'per_caller';
     await withDeadline(endpointAuth.header(), AGENT_CHECK_TIMEOUT_MS);
     return undefined;
   } catch (error) {
@@ -313,10 +325,14 @@ function table(rows: readonly AgentStatus[], width: number): string {
   return `${out.join('\n')}\n`;
 }
 
-/** `oauth2 ok`, `exchange failed`, `bearer_env`, `-`: short, to fit 80 columns; never the token. */
+/**
+ * `oauth2 ok`, `exchange failed`, `exchange per caller (delegated)`, `bearer_env`, `-`: short,
+ * to fit 80 columns; never the token.
+ */
 function authCell(auth: AgentStatus['auth']): string {
   if (auth.kind === 'none') return '-';
   const short: Record<string, string> = { oauth2_client_credentials: 'oauth2', token_exchange: 'exchange' };
   const kind = short[auth.kind] ?? auth.kind;
+  if (auth.token === 'per_caller') return `${kind} per caller (delegated)`;
   return auth.token === null ? kind : `${kind} ${auth.token.replace('_', ' ')}`;
 }

@@ -4,8 +4,10 @@
  * event stream when the card offers one — cancel on max_wait_s, framed and redacted reply).
  *
  * Output: the reply (one framed block of untrusted text) and a status line on stdout; for an
- * error, a one-line reason on stderr. `--json` prints the result object instead. Exit codes:
- * 0 success, 3 the agent asks for input (answer with `--task <id>`), 1 anything else.
+ * error, a one-line reason on stderr. `--json` prints the result object instead. An entry for
+ * delegation only (`token_exchange` without `subject_token_env`) is refused at once: there is no
+ * caller to delegate from. Exit codes: 0 success, 3 the agent asks for input (answer with
+ * `--task <id>`), 1 anything else.
  *
  * @example
  * ```sh
@@ -14,6 +16,7 @@
  * airlock send travel "Trains to Lyon tomorrow?" --stream   # SSE when the card offers streaming
  * ```
  */
+import { delegatesCallerOnly } from '../client/auth/token-exchange.js';
 import type { CallResult } from '../client/index.js';
 import { PROCESS_IO, errorLine, openOutbound, shownName, startProgress, type CommandIO } from './registry.js';
 
@@ -71,6 +74,15 @@ export async function sendCommand(options: SendCommandOptions, io: CommandIO = P
   }
   const agent = shownName(options.agent);
   const entry = runtime.registry.find(options.agent);
+  if (entry !== undefined && delegatesCallerOnly(entry.oauth)) {
+    // Refused before any card fetch or token request: the exchange's subject would be the
+    // inbound caller's JWT, and a CLI call has none (no gateway's identity stands in for it).
+    await runtime.close();
+    io.stderr(
+      `airlock: remote_auth_failed: registry entry "${agent}" is for delegation (token_exchange without subject_token_env): airlock send has no caller to delegate from\n`,
+    );
+    return 1;
+  }
   const progress = startProgress(io, `airlock: calling ${agent}…`, {
     tick: (seconds) =>
       `airlock: waiting for ${agent} (${seconds} s${entry === undefined ? '' : ` of at most ${entry.maxWaitMs / 1000} s`})`,

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { A2A_PROTOCOL_VERSION, Role, type AgentCard, type Part } from '@a2a-js/sdk';
+import { Role, type Part } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -31,6 +31,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { sdkAgentCard } from './sdk-card.js';
 
 /** The little of oidc-provider's API used here (the package ships no types). */
 interface KoaContextWithOIDC {
@@ -399,22 +400,12 @@ export async function startPeer(): Promise<Peer> {
       () => refuse(),
     );
   });
-  const sdkCard: AgentCard = {
+  const sdkCard = sdkAgentCard({
     name: 'OAuth peer',
     description: 'Verifies JWTs.',
-    version: '1.0.0',
-    provider: undefined,
-    supportedInterfaces: [
-      { url: `${base}${RPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-    ],
-    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [],
-    signatures: [],
-  };
+    url: `${base}${RPC_PATH}`,
+    streaming: false,
+  });
   const handler = new DefaultRequestHandler(sdkCard, new InMemoryTaskStore(), executor);
   app.use(RPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   return peer;

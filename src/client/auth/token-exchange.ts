@@ -71,6 +71,20 @@ export function exchangeSubjectOf(oauth: OAuthSettings, subject: ExchangeSubject
 }
 
 /**
+ * Whether the entry is for delegation only: a token exchange with no configured subject token,
+ * so its subject is always the inbound caller's JWT (a relay's turn). Callers without an inbound
+ * principal (`airlock send`, `airlock agents`) have no token to exchange through it.
+ *
+ * @example
+ * ```ts
+ * if (delegatesCallerOnly(entry.oauth)) return 'per_caller';
+ * ```
+ */
+export function delegatesCallerOnly(oauth: OAuthSettings | undefined): boolean {
+  return oauth?.kind === 'token_exchange' && oauth.subjectToken === undefined;
+}
+
+/**
  * The subject token a request uses, or a refusal when there is none.
  *
  * @example
