@@ -45,7 +45,7 @@ const layerZones = FOLDERS.map((folder) => ({
 })).filter((zone) => zone.from.length > 0);
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'scripts/*.mjs', 'eslint.config.js'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'scripts/*.mjs', 'bench/peers/*.cjs', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

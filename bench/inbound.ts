@@ -33,6 +33,9 @@
  * the run ends with a warning and exit code 1: such numbers are not comparable.
  *
  * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
+ *        [--rate R] [--writes]
+ * `--rate R`: only raw and the every-guard row, at a fixed offered rate (bench/lib/inbound-modes.ts).
+ * `--writes`: only the SQLite and PostgreSQL rows, with statements, fsyncs and WAL per task.
  * `--json` also writes bench/results/inbound-<ISO time>.json.
  */
 import { randomBytes } from 'node:crypto';
@@ -62,6 +65,7 @@ import {
   type ServerSummary,
 } from './lib/inbound-summary.js';
 import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js';
+import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
 
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
@@ -84,6 +88,10 @@ interface Settings {
   json: boolean;
   /** Run the PostgreSQL row (off with --no-postgres, e.g. where no database runs). */
   postgres: boolean;
+  /** `--rate R`: the fixed-rate mode at R req/s. */
+  rate?: number;
+  /** `--writes`: the durable-writes mode. */
+  writes: boolean;
 }
 
 interface BenchServer {
@@ -96,12 +104,19 @@ interface BenchServer {
 // ---------------------------------------------------------------- settings and header
 
 function parseSettings(argv: string[]): Settings {
+  // The mode flags are this section's own: taken out before the common parse.
+  const rest = [...argv];
+  const rateAt = rest.indexOf('--rate');
+  const rate = rateAt === -1 ? undefined : Number(rest.splice(rateAt, 2)[1]);
+  if (rate !== undefined && !(rate > 0)) throw new Error('--rate must be a positive number of requests per second');
+  const writesAt = rest.indexOf('--writes');
+  if (writesAt !== -1) rest.splice(writesAt, 1);
   const flags = parseCommonFlags(
-    argv,
+    rest,
     { duration: 5, rounds: 3, connections: 50, warmup: 3 },
     'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]',
   );
-  return { ...flags, pipelining: 1 };
+  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1 };
 }
 
 function machine(): { node: string; platform: string; cpuModel: string; cpuCount: number } {
@@ -199,16 +214,26 @@ async function startSdk(token: string): Promise<BenchServer> {
  * Airlock as the plain row (echo, auth), on a durable store: SQLite (`--data`, synchronous=FULL:
  * each acknowledged task is on disk before the reply) or PostgreSQL (a schema of its own).
  */
-async function startDurable(token: string, workDir: string, kind: 'sqlite' | 'postgres'): Promise<BenchServer> {
+async function startDurable(
+  token: string,
+  workDir: string,
+  kind: 'sqlite' | 'postgres',
+  extra: { env?: Record<string, string>; url?: string } = {},
+): Promise<BenchServer> {
   const configPath = join(workDir, `airlock-${kind}.yaml`);
   const store =
     kind === 'postgres'
-      ? ['store:', '  type: postgres', `  url: '${BENCH_DATABASE_URL}'`, `  schema: ${benchSchema}`]
+      ? ['store:', '  type: postgres', `  url: '${extra.url ?? BENCH_DATABASE_URL}'`, `  schema: ${benchSchema}`]
       : [];
   writeFileSync(configPath, airlockConfig(false, workDir, store), { mode: 0o600 });
   const args = ['serve', '--config', configPath, '--log-level', 'silent'];
   if (kind === 'sqlite') args.push('--data', join(workDir, 'sqlite'));
-  const child = await startChild({ name: kind, script: 'dist/cli/main.js', args, env: { BENCH_TOKEN: token } });
+  const child = await startChild({
+    name: kind,
+    script: 'dist/cli/main.js',
+    args,
+    env: { BENCH_TOKEN: token, ...extra.env },
+  });
   const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
   const label = kind === 'sqlite' ? 'Airlock (SQLite)' : 'Airlock (PostgreSQL)';
   return { key: kind, label, child, target };
@@ -381,6 +406,8 @@ async function main(): Promise<number> {
   const token = randomBytes(32).toString('base64url');
   workDir = mkdtempSync(join(tmpdir(), 'airlock-bench-'));
   try {
+    if (settings.rate !== undefined) return await fixedRateMode(token, workDir, settings, settings.rate);
+    if (settings.writes) return await writesMode(token, workDir, settings);
     const servers = await startServers(token, workDir, settings);
     // The servers on one core, autocannon (this process) on another: each server's CPU per
     // request is its own, not shared with the load generator's.
@@ -401,6 +428,74 @@ async function main(): Promise<number> {
     return clean ? 0 : 1;
   } finally {
     await shutdown();
+  }
+}
+
+// ---------------------------------------------------------------- modes
+
+function toMode(server: BenchServer): ModeServer {
+  return { key: server.key, label: server.label, pid: server.child.pid!, target: server.target };
+}
+
+async function pinAll(servers: readonly BenchServer[]): Promise<void> {
+  for (const server of servers) {
+    await verifyReply(server.label, server.target);
+    console.log(`${server.label.padEnd(22)} pid ${server.child.pid}  reply ok`);
+  }
+  cores = pinGenerator();
+  for (const server of servers) pinServer(server.child.pid, cores);
+  console.log(
+    cores.pinned ? `pinned: servers on core ${cores.server}, load on core ${cores.generator}\n` : 'not pinned\n',
+  );
+}
+
+async function fixedRateMode(token: string, dir: string, settings: Settings, rate: number): Promise<number> {
+  const servers = [await startRaw(token), await startAirlock(token, dir, true)];
+  await pinAll(servers);
+  const { failures } = await runFixedRate(servers.map(toMode), { ...settings, rate });
+  if (failures > 0) console.log(`\nWARNING: ${failures} failed requests: figures not comparable`);
+  return failures === 0 ? 0 : 1;
+}
+
+/** A database of its own, so that pg_stat_database counts only this gateway's work. */
+const benchDatabase = `airlock_bench_${randomBytes(4).toString('hex')}`;
+let benchDatabaseCreated = false;
+
+async function writesMode(token: string, dir: string, settings: Settings): Promise<number> {
+  const statementsFile = (key: string): string => join(dir, `statements-${key}.json`);
+  const preload = join(REPO_ROOT, 'bench', 'peers', 'count-statements.cjs');
+  const env = (key: string): Record<string, string> => ({
+    NODE_OPTIONS: `--require ${preload}`,
+    AIRLOCK_BENCH_STATEMENTS_FILE: statementsFile(key),
+  });
+  const servers = [await startDurable(token, dir, 'sqlite', { env: env('sqlite') })];
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: BENCH_DATABASE_URL });
+  let pgOption: { client: typeof admin; database: string } | undefined;
+  if (settings.postgres) {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${benchDatabase}`);
+    benchDatabaseCreated = true;
+    const url = new URL(BENCH_DATABASE_URL);
+    url.pathname = `/${benchDatabase}`;
+    servers.push(await startDurable(token, dir, 'postgres', { env: env('postgres'), url: url.toString() }));
+    pgOption = { client: admin, database: benchDatabase };
+  }
+  await pinAll(servers);
+  try {
+    const failures = await runDurableWrites(servers.map(toMode), {
+      ...settings,
+      statementsFile,
+      workDir: dir,
+      ...(pgOption ? { pg: pgOption } : {}),
+    });
+    if (failures > 0) console.log(`\nWARNING: ${failures} failed requests: figures not comparable`);
+    return failures === 0 ? 0 : 1;
+  } finally {
+    await stopAllChildren();
+    if (benchDatabaseCreated)
+      await admin.query(`DROP DATABASE IF EXISTS ${benchDatabase} WITH (FORCE)`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
   }
 }
 

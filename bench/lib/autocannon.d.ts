@@ -12,6 +12,8 @@ declare module 'autocannon' {
       duration?: number;
       /** Stop after this many requests (instead of after `duration`). */
       amount?: number;
+      /** Requests per second over all connections (a per-connection quota per second). */
+      overallRate?: number;
       /** Per-request timeout, seconds. */
       timeout?: number;
       method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';

@@ -20,6 +20,8 @@ export interface LoadOptions {
   pipelining: number;
   /** Seconds. */
   duration: number;
+  /** autocannon `overallRate`: a per-connection quota each second, sent back to back (bursts). */
+  overallRate?: number;
 }
 
 export interface RunStats {
@@ -77,6 +79,7 @@ export function runLoad(target: Target, options: LoadOptions): Promise<RunStats>
         pipelining: options.pipelining,
         duration: options.duration,
         timeout: REQUEST_TIMEOUT_S,
+        ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
       },
       (error, result) => {
         clearTimeout(watchdog);
