@@ -11,7 +11,7 @@
 // example ports) run afterwards, one at a time, as before. The reporter (test-reporter.mjs) holds
 // back each group's totals; this script prints them added up, in the spec reporter's form.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,6 +21,7 @@ const ALONE = [
   /^test\/(drain|replicas|replica-lease[^/]*|restart-safety|first-hour|package-install|workers)\.test\.ts$/,
   /^test\/(examples-[^/]*|deploy-recipes|console-[^/]*|hardening2-browsers|hardening2-fair-shares)\.test\.ts$/,
   /^test\/(hardening2-streams|hardening-limits|tls)\.test\.ts$/,
+  /^src\/tasks\/stores\/memory\.test\.ts$/,
 ];
 const CONCURRENCY = Number(process.env.AIRLOCK_TEST_CONCURRENCY ?? 2);
 const TEST_TIMEOUT_MS = 120_000;
@@ -52,6 +53,8 @@ const together = files.filter((file) => !alone.includes(file));
 const scratch = mkdtempSync(join(tmpdir(), 'airlock-tests-'));
 const started = performance.now();
 const totals = { tests: 0, suites: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
+const groups = [];
+const fileTimes = {};
 let status = 0;
 for (const [index, [group, concurrency]] of [
   [together, CONCURRENCY],
@@ -59,6 +62,7 @@ for (const [index, [group, concurrency]] of [
 ].entries()) {
   if (group.length === 0) continue;
   const summary = join(scratch, `group-${index}.json`);
+  const groupStarted = performance.now();
   const result = spawnSync(
     process.execPath,
     [
@@ -74,9 +78,14 @@ for (const [index, [group, concurrency]] of [
     { stdio: 'inherit', env: { ...process.env, AIRLOCK_TEST_SUMMARY: summary } },
   );
   if (result.status !== 0) status = result.status ?? 1;
+  groups.push(
+    `${group.length} files, ${concurrency} at a time: ${((performance.now() - groupStarted) / 1000).toFixed(0)} s`,
+  );
   let counted;
   try {
-    counted = JSON.parse(readFileSync(summary, 'utf8')).totals;
+    const written = JSON.parse(readFileSync(summary, 'utf8'));
+    counted = written.totals;
+    Object.assign(fileTimes, written.files);
   } catch {
     console.error(`run-tests: group ${index + 1} ended without its totals (${result.signal ?? result.status})`);
     status ||= 1;
@@ -85,6 +94,12 @@ for (const [index, [group, concurrency]] of [
   for (const key of Object.keys(totals)) totals[key] += counted[key] ?? 0;
 }
 rmSync(scratch, { recursive: true, force: true });
+// Each file's duration, slowest first, for whoever tunes the groups.
+if (process.env.AIRLOCK_TEST_TIMINGS) {
+  const slowestFirst = Object.entries(fileTimes).sort(([, a], [, b]) => b - a);
+  writeFileSync(process.env.AIRLOCK_TEST_TIMINGS, JSON.stringify(Object.fromEntries(slowestFirst), null, 1));
+}
+for (const [index, line] of groups.entries()) console.log(`ℹ group ${index + 1}: ${line}`);
 for (const [key, value] of Object.entries(totals)) console.log(`ℹ ${key} ${value}`);
 console.log(`ℹ duration_ms ${(performance.now() - started).toFixed(3)}`);
 process.exit(status);

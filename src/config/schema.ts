@@ -464,7 +464,7 @@ const Content = Type.Object(
 
 const Audit = Type.Object(
   {
-    /** A hash-chained JSONL file, written synchronously; `airlock audit verify FILE` checks it. */
+    /** A hash-chained JSONL file: each loop turn's rows in one write, no answer sent before its rows are on file; `airlock audit verify FILE` checks it. */
     file: Type.Optional(Type.String({ minLength: 1 })),
     /** The same rows on stdout (for containers). */
     stdout: Type.Boolean({ default: false }),

@@ -35,6 +35,7 @@ export function meteredAuditSink(
   now: () => number = () => performance.now(),
 ): AuditSink {
   const started = new Map<string, { at: number; agent: string }>();
+  const watchedBatches = new WeakSet<Promise<void>>();
   const count = (row: AuditEvent): void => {
     series.auditRows.inc(row.type);
     const meaning = metricsOfRow(row, agents);
@@ -66,8 +67,16 @@ export function meteredAuditSink(
       }
       count(row);
     },
-    // Group commit: the write timed above is the row's encoding; the batch's write is the sink's.
-    committed: () => inner?.committed?.(),
+    // Group commit: the write timed above is the row's encoding and chaining; the batch's one
+    // write is the sink's, and a batch that fails counts once as a write error.
+    committed: () => {
+      const pending = inner?.committed?.();
+      if (pending !== undefined && !watchedBatches.has(pending)) {
+        watchedBatches.add(pending);
+        pending.catch(() => series.auditWriteErrors.inc());
+      }
+      return pending;
+    },
     close: () => inner?.close(),
   };
 }

@@ -15,7 +15,8 @@
  * const text = await series.registry.metrics();
  * ```
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from './prom.js';
 import { fastCounter, fastHistogram, type LabelledCounter, type LabelledHistogram } from './fast.js';
 
 export type { LabelledCounter, LabelledHistogram } from './fast.js';
@@ -109,6 +110,7 @@ export interface MetricSeries {
  * ```
  */
 export function createSeries(options: { defaultMetrics?: boolean } = {}): MetricSeries {
+  const { collectDefaultMetrics, Gauge, Registry } = promClient();
   const registry = new Registry();
   const registers = [registry];
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -238,13 +240,13 @@ export function createSeries(options: { defaultMetrics?: boolean } = {}): Metric
     auditRows: counter('airlock_audit_rows_total', 'Audit rows recorded, by event type.', ['type']),
     auditWriteSeconds: histogram(
       'airlock_audit_write_seconds',
-      'Time to write one audit row to the configured sinks.',
+      "Time to hand one audit row to the configured sinks (encoded and chained; with the file's group commit, its write follows at the end of the loop turn).",
       [],
       OPERATION_BUCKETS,
     ),
     auditWriteErrors: counter(
       'airlock_audit_write_errors_total',
-      'Audit rows the configured sinks failed to write.',
+      'Audit writes that failed: a row refused by a sink, or a group-commit batch of the file.',
       [],
     ),
     reloads: counter('airlock_config_reloads_total', 'Config reloads (SIGHUP), by outcome and reason.', [
