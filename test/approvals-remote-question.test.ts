@@ -14,9 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { Role, TaskState, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
+import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import {
-  AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   type AgentExecutor,
@@ -33,6 +32,7 @@ import { rpc } from './helpers/gateway.js';
 import { approvalsAnswerCommand, approvalsQuestionsCommand } from '../src/cli/approvals.js';
 import { captureIO } from './helpers/command-io.js';
 import { sdkAgentCard, sdkSkill } from './helpers/sdk-card.js';
+import { replyChunk, statusEvent, openingTask, textOf } from './helpers/sdk-events.js';
 
 const RPC_PATH = '/a2a/jsonrpc';
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -48,29 +48,6 @@ interface Execution {
   text: string;
 }
 
-function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
-
-function textOf(parts: readonly Part[]): string {
-  let text = '';
-  for (const part of parts) if (part.content?.$case === 'text') text += part.content.value;
-  return text;
-}
-
-function agentMessage(text: string, contextId: string, taskId: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [textPart(text)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
 /** First message of a task: input-required "Which day?"; the next one: completed "booked for <text>". */
 class BookingExecutor implements AgentExecutor {
   readonly executions: Execution[] = [];
@@ -80,48 +57,12 @@ class BookingExecutor implements AgentExecutor {
     const text = textOf(userMessage.parts);
     const resumed = context.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
     this.executions.push({ taskId, text });
+    bus.publish(openingTask(context));
+    if (resumed) bus.publish(replyChunk(taskId, contextId, { text: `booked for ${text}` }));
     bus.publish(
-      AgentEvent.task(
-        context.task ?? {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
-    if (resumed) {
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          append: false,
-          lastChunk: true,
-          metadata: undefined,
-          artifact: {
-            artifactId: randomUUID(),
-            name: 'reply',
-            description: '',
-            parts: [textPart(`booked for ${text}`)],
-            metadata: undefined,
-            extensions: [],
-          },
-        }),
-      );
-    }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        metadata: undefined,
-        status: {
-          state: resumed ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
-          timestamp: new Date().toISOString(),
-          message: resumed ? undefined : agentMessage('Which day?', contextId, taskId),
-        },
-      }),
+      resumed
+        ? statusEvent(taskId, contextId, TaskState.TASK_STATE_COMPLETED)
+        : statusEvent(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, 'Which day?'),
     );
   };
 

@@ -55,6 +55,7 @@ import { createUpstreamConnector, type UpstreamConnectorRuntime } from '../src/c
 import { UNTRUSTED_END_MARKER } from '../src/content/index.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
 import { eventually, startGateway, TOKEN_A, TOKEN_B, type TestGateway } from './helpers/gateway.js';
+import { agentMessage, replyChunk, statusEvent, openingTask, textOf, textPart } from './helpers/sdk-events.js';
 
 type Mode = '1.0' | '0.3';
 
@@ -91,18 +92,8 @@ interface Execution {
   messageId: string;
 }
 
-function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
-
 function dataPart(value: unknown): Part {
   return { content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' };
-}
-
-function textOf(parts: readonly Part[]): string {
-  let text = '';
-  for (const part of parts) if (part.content?.$case === 'text') text += part.content.value;
-  return text;
 }
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -136,43 +127,11 @@ class UpstreamExecutor implements AgentExecutor {
       bus.publish(AgentEvent.message(agentMessage(`direct: ${text}`, contextId, '')));
       return;
     }
-    const status = (state: TaskState, say?: string) =>
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          metadata: undefined,
-          status: {
-            state,
-            timestamp: new Date().toISOString(),
-            message: say === undefined ? undefined : agentMessage(say, contextId, taskId),
-          },
-        }),
-      );
+    const status = (state: TaskState, say?: string) => bus.publish(statusEvent(taskId, contextId, state, say));
     const artifactId = randomUUID();
     const chunk = (parts: Part[], index: number, last: boolean) =>
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          append: index > 0,
-          lastChunk: last,
-          metadata: undefined,
-          artifact: { artifactId, name: 'reply', description: '', parts, metadata: undefined, extensions: [] },
-        }),
-      );
-    bus.publish(
-      AgentEvent.task(
-        context.task ?? {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
+      bus.publish(replyChunk(taskId, contextId, { parts, artifactId, append: index > 0, last }));
+    bus.publish(openingTask(context));
     if (resumed) {
       chunk([textPart(`booked for ${text}`)], 0, true);
       return status(TaskState.TASK_STATE_COMPLETED);
@@ -219,14 +178,7 @@ class UpstreamExecutor implements AgentExecutor {
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     this.canceled.push(taskId);
     this.#stopped.add(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: this.#contexts.get(taskId) ?? '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(statusEvent(taskId, this.#contexts.get(taskId) ?? '', TaskState.TASK_STATE_CANCELED));
     this.#waiting.get(taskId)?.();
     this.#waiting.delete(taskId);
   };
@@ -241,19 +193,6 @@ class UpstreamExecutor implements AgentExecutor {
     this.#waiting.clear();
     for (const id of this.#contexts.keys()) this.#stopped.add(id);
   }
-}
-
-function agentMessage(text: string, contextId: string, taskId: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [textPart(text)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
 }
 
 function upstreamCard(base: string, mode: Mode, streaming: boolean): AgentCard {

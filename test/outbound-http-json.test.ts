@@ -8,7 +8,6 @@
  * error types.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,9 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import {
-  AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   type AgentExecutor,
@@ -35,16 +33,13 @@ import {
 import { CallFailure, RemoteRpc, resolveEndpoint } from '../src/client/remote.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
 import { sdkAgentCard, sdkInterface } from './helpers/sdk-card.js';
+import { replyChunk, statusEvent, openingTask, textOf } from './helpers/sdk-events.js';
 
 const CARD_PATH = '/.well-known/agent-card.json';
 const REST_PATH = '/a2a/rest';
 const RPC_PATH = '/a2a/jsonrpc';
 const TOKEN = 'rest-peer-token-0123456789abcdef';
 const BOUNDED = { timeout: 15_000 };
-
-function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
 
 /**
  * The agent, by the text it is sent: `slow …` works 300 ms then echoes; `never …` works until
@@ -58,27 +53,9 @@ class RestExecutor implements AgentExecutor {
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId, userMessage } = context;
     this.#contexts.set(taskId, contextId);
-    let text = '';
-    for (const part of userMessage.parts) if (part.content?.$case === 'text') text += part.content.value;
-    const status = (state: TaskState): void =>
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          metadata: undefined,
-          status: { state, timestamp: new Date().toISOString(), message: undefined },
-        }),
-      );
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-        artifacts: [],
-        history: [userMessage],
-        metadata: undefined,
-      }),
-    );
+    const text = textOf(userMessage.parts);
+    const status = (state: TaskState): void => bus.publish(statusEvent(taskId, contextId, state));
+    bus.publish(openingTask(context));
     if (text.startsWith('slow')) {
       status(TaskState.TASK_STATE_WORKING);
       await new Promise((done) => setTimeout(done, 300));
@@ -89,36 +66,13 @@ class RestExecutor implements AgentExecutor {
       return;
     }
     const answer = text.startsWith('big') ? 'x'.repeat(8000) : `echo: ${text}`;
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-        artifact: {
-          artifactId: randomUUID(),
-          name: 'reply',
-          description: '',
-          parts: [textPart(answer)],
-          metadata: undefined,
-          extensions: [],
-        },
-      }),
-    );
+    bus.publish(replyChunk(taskId, contextId, { text: answer }));
     status(TaskState.TASK_STATE_COMPLETED);
   };
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     this.canceled.push(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: this.#contexts.get(taskId) ?? '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(statusEvent(taskId, this.#contexts.get(taskId) ?? '', TaskState.TASK_STATE_CANCELED));
     this.#waiting.get(taskId)?.();
     this.#waiting.delete(taskId);
   };

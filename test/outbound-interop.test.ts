@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,9 +18,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
-import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard } from '@a2a-js/sdk';
 import {
-  AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   type AgentExecutor,
@@ -34,6 +32,7 @@ import { processInstanceId } from '../src/client/outbound-transport.js';
 import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/index.js';
 import { HOP_HEADER } from '../src/protocol/headers.js';
 import { sdkAgentCard, sdkInterface, sdkSkill } from './helpers/sdk-card.js';
+import { replyChunk, statusEvent, openingTask, textOf } from './helpers/sdk-events.js';
 
 type Mode = '1.0' | '0.3';
 
@@ -66,16 +65,6 @@ interface Peer {
   close(): Promise<void>;
 }
 
-function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
-
-function textOf(parts: readonly Part[]): string {
-  let text = '';
-  for (const part of parts) if (part.content?.$case === 'text') text += part.content.value;
-  return text;
-}
-
 /**
  * The test agent, by the text it is sent:
  * - `slow …`: working for 300 ms, then the echo;
@@ -92,64 +81,12 @@ class PeerExecutor implements AgentExecutor {
     const { taskId, contextId, userMessage } = context;
     this.#contexts.set(taskId, contextId);
     const text = textOf(userMessage.parts);
-    const timestamp = () => new Date().toISOString();
-    const status = (state: TaskState, message?: string) =>
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          metadata: undefined,
-          status: {
-            state,
-            timestamp: timestamp(),
-            message:
-              message === undefined
-                ? undefined
-                : {
-                    messageId: randomUUID(),
-                    contextId,
-                    taskId,
-                    role: Role.ROLE_AGENT,
-                    parts: [textPart(message)],
-                    metadata: undefined,
-                    extensions: [],
-                    referenceTaskIds: [],
-                  },
-          },
-        }),
-      );
+    const status = (state: TaskState, message?: string) => bus.publish(statusEvent(taskId, contextId, state, message));
     const reply = (answer: string) => {
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          append: false,
-          lastChunk: true,
-          metadata: undefined,
-          artifact: {
-            artifactId: randomUUID(),
-            name: 'reply',
-            description: '',
-            parts: [textPart(answer)],
-            metadata: undefined,
-            extensions: [],
-          },
-        }),
-      );
+      bus.publish(replyChunk(taskId, contextId, { text: answer }));
       status(TaskState.TASK_STATE_COMPLETED);
     };
-    bus.publish(
-      AgentEvent.task(
-        context.task ?? {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: timestamp() },
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
+    bus.publish(openingTask(context));
     if (context.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) return reply(`booked for ${text}`);
     if (text.startsWith('book')) return status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which day?');
     if (text.startsWith('slow')) {
@@ -166,14 +103,7 @@ class PeerExecutor implements AgentExecutor {
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     this.canceled.push(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: this.#contexts.get(taskId) ?? '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(statusEvent(taskId, this.#contexts.get(taskId) ?? '', TaskState.TASK_STATE_CANCELED));
     this.#waiting.get(taskId)?.();
     this.#waiting.delete(taskId);
   };

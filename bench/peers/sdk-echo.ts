@@ -20,17 +20,19 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Part } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import {
-  AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
+  type AgentExecutionEvent,
   type AgentExecutor,
   type ExecutionEventBus,
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+// The SDK's event literals, shared with the tests' SDK peers.
+import { replyChunk, statusEvent, openingTask, textOf } from '../../test/helpers/sdk-events.js';
 
 const HOST = '127.0.0.1';
 const RPC_PATH = '/a2a/jsonrpc';
@@ -78,70 +80,18 @@ function echoCard(baseUrl: string, path = RPC_PATH): AgentCard {
   };
 }
 
-function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
-
-function textOf(parts: readonly Part[]): string {
-  let text = '';
-  for (const part of parts) if (part.content?.$case === 'text') text += part.content.value;
-  return text;
-}
-
 /** Task first (the SDK requires it), then the echoed text as an artifact, then COMPLETED. */
 class EchoExecutor implements AgentExecutor {
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId, userMessage } = context;
-    const timestamp = new Date().toISOString();
-    bus.publish(
-      AgentEvent.task(
-        context.task ?? {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-        artifact: {
-          artifactId: randomUUID(),
-          name: 'reply',
-          description: '',
-          parts: [textPart(textOf(userMessage.parts))],
-          metadata: undefined,
-          extensions: [],
-        },
-      }),
-    );
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(openingTask(context));
+    bus.publish(replyChunk(taskId, contextId, { text: textOf(userMessage.parts) }));
+    bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_COMPLETED));
   };
 
   /** The handler waits for a terminal event after a cancel, so publish one. */
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    cancelled(taskId, bus);
   };
 }
 
@@ -154,78 +104,23 @@ const WRITER_CHUNKS = [
   'That is all for now: thank you for asking about "hello".',
 ];
 
-function submitted(context: RequestContext): ReturnType<typeof AgentEvent.task> {
-  const { taskId, contextId, userMessage } = context;
-  return AgentEvent.task(
-    context.task ?? {
-      id: taskId,
-      contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-      artifacts: [],
-      history: [userMessage],
-      metadata: undefined,
-    },
-  );
-}
-
-function working(context: RequestContext, text?: string): ReturnType<typeof AgentEvent.statusUpdate> {
-  const { taskId, contextId } = context;
-  const message =
-    text === undefined
-      ? undefined
-      : {
-          messageId: randomUUID(),
-          contextId,
-          taskId,
-          role: Role.ROLE_AGENT,
-          parts: [textPart(text)],
-          metadata: undefined,
-          extensions: [],
-          referenceTaskIds: [],
-        };
-  return AgentEvent.statusUpdate({
-    taskId,
-    contextId,
-    status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: new Date().toISOString() },
-    metadata: undefined,
-  });
+function working(context: RequestContext, text?: string): AgentExecutionEvent {
+  return statusEvent(context.taskId, context.contextId, TaskState.TASK_STATE_WORKING, text);
 }
 
 /** Streams like Airlock's writer agent with `chunkDelayMs: 0`. */
 class WriterExecutor implements AgentExecutor {
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = context;
-    bus.publish(submitted(context));
+    bus.publish(openingTask(context));
     bus.publish(working(context));
     bus.publish(working(context, 'Writing about "hello"…'));
     const artifactId = randomUUID();
-    for (const [index, chunk] of WRITER_CHUNKS.entries()) {
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          append: index > 0,
-          lastChunk: index === WRITER_CHUNKS.length - 1,
-          metadata: undefined,
-          artifact: {
-            artifactId,
-            name: 'reply',
-            description: '',
-            parts: [textPart(chunk)],
-            metadata: undefined,
-            extensions: [],
-          },
-        }),
-      );
+    for (const [index, text] of WRITER_CHUNKS.entries()) {
+      const last = index === WRITER_CHUNKS.length - 1;
+      bus.publish(replyChunk(taskId, contextId, { text, artifactId, append: index > 0, last }));
     }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_COMPLETED));
   };
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => cancelled(taskId, bus);
@@ -236,7 +131,7 @@ class HoldExecutor implements AgentExecutor {
   readonly #release = new Map<string, () => void>();
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
-    bus.publish(submitted(context));
+    bus.publish(openingTask(context));
     bus.publish(working(context, 'Holding'));
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, HOLD_MAX_MS);
@@ -256,14 +151,7 @@ class HoldExecutor implements AgentExecutor {
 }
 
 function cancelled(taskId: string, bus: ExecutionEventBus): void {
-  bus.publish(
-    AgentEvent.statusUpdate({
-      taskId,
-      contextId: '',
-      status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-      metadata: undefined,
-    }),
-  );
+  bus.publish(statusEvent(taskId, '', TaskState.TASK_STATE_CANCELED));
 }
 
 /** Express middleware: 401 unless `Authorization: Bearer <token>` matches. */

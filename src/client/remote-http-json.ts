@@ -17,7 +17,6 @@
  * const task = await rest.call(endpoint, { method: 'get', params: { id } }, (r) => endpoint.dialect.decodeTask(r));
  * ```
  */
-import { A2AError } from '../protocol/errors.js';
 import { encodeHttpJsonRequest } from '../protocol/http-json/index.js';
 import type { A2ARequest, SendParams, StreamEvent } from '../protocol/model.js';
 import { decodeRpcError } from '../protocol/validation/remote-errors.js';
@@ -29,14 +28,13 @@ import {
   headerOf,
   httpRefusal,
   MAX_REFUSAL_CHARS,
-  MAX_SSE_EVENT_BYTES,
   readFrame,
   renewAfter401,
   requestHeaders,
   type RemoteBinding,
   type StreamOptions,
 } from './remote-wire.js';
-import { readSseEvents } from './sse-reader.js';
+import { decodeFromRemote, readJsonEvents } from './stream-frames.js';
 
 /**
  * One request as it goes on the wire: method, full URL and JSON body.
@@ -165,12 +163,7 @@ export class HttpJsonBinding implements RemoteBinding {
     if (!ok) throw restFailure(response.status, record);
     if (record === undefined)
       throw new CallFailure('invalid_response', { detail: 'the remote did not answer an object' });
-    try {
-      return decode(record);
-    } catch (error) {
-      if (error instanceof A2AError) throw new CallFailure('invalid_response');
-      throw error;
-    }
+    return decodeFromRemote(decode, record);
   }
 
   /**
@@ -255,30 +248,13 @@ async function* decodeRestEvents(
   body: AsyncIterable<Buffer>,
   endpoint: RemoteEndpoint,
 ): AsyncGenerator<StreamEvent, void, undefined> {
-  const { entry, dialect } = endpoint;
-  for await (const sse of readSseEvents(body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes))) {
-    let frame: Record<string, unknown> | undefined;
-    try {
-      const parsed: unknown = JSON.parse(sse.data);
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        frame = parsed as Record<string, unknown>;
-      }
-    } catch {
-      frame = undefined;
-    }
+  for await (const { event, frame } of readJsonEvents(body, endpoint)) {
     if (frame === undefined)
       throw new CallFailure('invalid_response', { detail: 'a stream event is not a JSON object' });
-    if (sse.event === 'error' || (frame.error !== undefined && Object.keys(frame).length === 1)) {
+    if (event === 'error' || (frame.error !== undefined && Object.keys(frame).length === 1)) {
       const error = frame.error as { code?: unknown } | undefined;
       throw restFailure(typeof error?.code === 'number' ? error.code : 500, frame);
     }
-    let event: StreamEvent;
-    try {
-      event = dialect.decodeStreamEvent(frame);
-    } catch (error) {
-      if (error instanceof A2AError) throw new CallFailure('invalid_response');
-      throw error;
-    }
-    yield event;
+    yield decodeFromRemote((value) => endpoint.dialect.decodeStreamEvent(value), frame);
   }
 }

@@ -17,14 +17,13 @@
  * const task = await rpc.getTask(endpoint, 'task-1');
  * ```
  */
-import { A2AError } from '../protocol/errors.js';
 import type { Dialect } from '../protocol/dialect.js';
 import type { A2ARequest, SendParams, StreamEvent, Task } from '../protocol/model.js';
 import { dialectForVersion } from '../protocol/version.js';
 import type { CalledBinding } from '../trust/index.js';
 import type { CardResolver, GuardedClient, GuardedResponse, GuardedStream, TrustedCard } from './contracts.js';
 import type { RegistryEntry } from './registry.js';
-import { readSseEvents } from './sse-reader.js';
+import { decodeFromRemote, readJsonEvents } from './stream-frames.js';
 import type { ShapeOptions } from './result.js';
 import { CallFailure, failureFromRpcError, transportFailure } from './call-failure.js';
 import { issuedTokensFor } from './auth/cache.js';
@@ -35,7 +34,6 @@ import {
   checkResponseHead,
   headerOf,
   httpRefusal,
-  MAX_SSE_EVENT_BYTES,
   readFrame,
   renewAfter401,
   requestHeaders,
@@ -263,12 +261,7 @@ export class RemoteRpc implements RemoteBinding {
     if (!ok) throw new CallFailure('remote_error', { detail: `the remote answered HTTP ${response.status}` });
     if (record.result === undefined)
       throw new CallFailure('invalid_response', { detail: 'the response has no result' });
-    try {
-      return decode(record.result);
-    } catch (error) {
-      if (error instanceof A2AError) throw new CallFailure('invalid_response');
-      throw error;
-    }
+    return decodeFromRemote(decode, record.result);
   }
 
   /**
@@ -387,31 +380,14 @@ async function* decodeEvents(
   endpoint: RemoteEndpoint,
   id: number,
 ): AsyncGenerator<StreamEvent, void, undefined> {
-  const { entry, dialect } = endpoint;
-  for await (const sse of readSseEvents(body, Math.min(MAX_SSE_EVENT_BYTES, entry.maxResponseBytes))) {
-    let frame: Record<string, unknown> | undefined;
-    try {
-      const parsed: unknown = JSON.parse(sse.data);
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        frame = parsed as Record<string, unknown>;
-      }
-    } catch {
-      frame = undefined;
-    }
+  for await (const { frame } of readJsonEvents(body, endpoint)) {
     if (frame === undefined || frame.jsonrpc !== '2.0') {
       throw new CallFailure('invalid_response', { detail: 'a stream event is not JSON-RPC 2.0' });
     }
-    if (frame.error !== undefined) throw failureFromRpcError(dialect.decodeError(frame.error));
+    if (frame.error !== undefined) throw failureFromRpcError(endpoint.dialect.decodeError(frame.error));
     if (frame.id !== id) {
       throw new CallFailure('invalid_response', { detail: 'a stream event id does not match the request' });
     }
-    let event: StreamEvent;
-    try {
-      event = dialect.decodeStreamEvent(frame.result);
-    } catch (error) {
-      if (error instanceof A2AError) throw new CallFailure('invalid_response');
-      throw error;
-    }
-    yield event;
+    yield decodeFromRemote((value) => endpoint.dialect.decodeStreamEvent(value), frame.result);
   }
 }
