@@ -55,6 +55,13 @@ describe('store config', () => {
     assert.throws(() => config('store: { type: postgres, url: "postgres://db/x", schema: "Drop;" }'), ConfigError);
     assert.throws(() => config('store: { type: redis }'), ConfigError);
   });
+
+  it('takes vacuumAfterRows for postgres only, 0 or more', () => {
+    const pg = config('store: { type: postgres, url: "postgres://db/x", vacuumAfterRows: 0 }');
+    assert.equal(pg.store.type === 'postgres' && pg.store.vacuumAfterRows, 0);
+    assert.throws(() => config('store: { type: postgres, url: "postgres://db/x", vacuumAfterRows: -1 }'), ConfigError);
+    assert.throws(() => config('store: { type: sqlite, path: x.db, vacuumAfterRows: 100 }'), ConfigError);
+  });
 });
 
 describe('chooseTaskStore', () => {

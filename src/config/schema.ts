@@ -340,6 +340,8 @@ const Store = Type.Union([
       poolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       statementTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
       connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+      /** VACUUM the tasks table after this many rows written or deleted (0: autovacuum only). Default 20 000. */
+      vacuumAfterRows: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
       /**
        * With several replicas: a running turn's lease lapses this long after its replica stopped
        * renewing it, and another replica fails the task. Default 30.

@@ -42,6 +42,8 @@ export type TaskStoreSpec =
       poolSize?: number;
       statementTimeoutMs?: number;
       connectTimeoutMs?: number;
+      /** VACUUM the tasks table after this many rows written or deleted; 0: leave it to autovacuum. */
+      vacuumAfterRows?: number;
     } & RetentionSpec);
 
 /**
@@ -161,6 +163,7 @@ export async function openTaskStore(spec: TaskStoreSpec, options: OpenTaskStoreO
         ...retention,
         ...fairSharesFor(spec, options),
         ...background,
+        ...(spec.vacuumAfterRows !== undefined && { vacuumAfterRows: spec.vacuumAfterRows }),
       });
     }
   }

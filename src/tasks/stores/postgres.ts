@@ -65,6 +65,7 @@ import { resolveOptions, STORE_NAME, type PostgresTaskStoreOptions, type Setting
 import { listRowsRead, listValues, statementsFor, type ListRow, type Statements } from './postgres/statements.js';
 import { admitShare, shareStatementsFor, type ShareStatements } from './postgres/shares.js';
 import { failParkedOnce, sweepOnce } from './postgres/sweep.js';
+import { DEFAULT_VACUUM_AFTER_ROWS, TasksVacuum } from './postgres/vacuum.js';
 
 export { asStoreError } from './postgres/errors.js';
 export type { PostgresTaskStoreOptions } from './postgres/options.js';
@@ -113,6 +114,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly onBackgroundError: (error: unknown) => void;
   /** Puts waiting for (or in) a group commit (see put). */
   private readonly commits: GroupCommit;
+  /** The table's own VACUUM after so many rows written or deleted (see postgres/vacuum.ts). */
+  private readonly vacuum: TasksVacuum;
   /** ListTasks' totalSize, reused while the owner's tasks do not change here (see TotalSizeCache). */
   private readonly totals = new TotalSizeCache();
   /** What the shared ListTasks reads with (see listStoredTasks). */
@@ -180,6 +183,12 @@ export class PostgresTaskStore implements TaskStore {
     this.leases = new PostgresTurnLeases(pool, quoteIdentifier(settings.schema));
     this.shares = resolveFairShares(STORE_NAME, options);
     this.commits = new GroupCommit((rows) => this.writeRows(rows), STORE_NAME);
+    this.vacuum = new TasksVacuum(
+      pool,
+      `${quoteIdentifier(settings.schema)}.tasks`,
+      options.vacuumAfterRows ?? DEFAULT_VACUUM_AFTER_ROWS,
+      this.onBackgroundError,
+    );
     this.listing = {
       totals: this.totals,
       taskTtlMs: this.taskTtlMs,
@@ -216,7 +225,10 @@ export class PostgresTaskStore implements TaskStore {
         owner,
         this.expiredBefore(),
       );
-      if (evicted > 0) this.totals.clear();
+      if (evicted > 0) {
+        this.totals.clear();
+        this.vacuum.changed(evicted);
+      }
     }
     if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
     // Everything is read from the task now: the caller may hand over a new object right after.
@@ -262,6 +274,7 @@ export class PostgresTaskStore implements TaskStore {
       Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
     ]);
     for (const row of rows) this.totals.changed(row.owner);
+    this.vacuum.changed(rows.length);
     return new Set(result.rows.map((row) => row.id));
   }
 
@@ -337,6 +350,7 @@ export class PostgresTaskStore implements TaskStore {
       maxTasks: this.maxTasks,
       totals: this.totals,
     });
+    this.vacuum.changed(deleted);
     if (deleted >= limit) return deleted;
     const nowMs = this.clock.now();
     const timestamp = new Date(nowMs).toISOString();
@@ -348,6 +362,7 @@ export class PostgresTaskStore implements TaskStore {
       fail: (task) => failedByParkedTtl(task, timestamp),
     });
     if (failed.length > 0) this.totals.clear();
+    this.vacuum.changed(failed.length);
     for (const { owner, task } of failed) this.shares.onEvent?.({ type: 'parked_expired', owner, task });
     return deleted + failed.length;
   }
@@ -411,6 +426,7 @@ export class PostgresTaskStore implements TaskStore {
     this.timer = undefined;
     // Puts already accepted were promised a write: they land before the pool closes.
     await this.commits.drain();
+    await this.vacuum.idle();
     await this.pool.end();
   }
 

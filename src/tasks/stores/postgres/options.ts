@@ -36,6 +36,11 @@ export interface PostgresTaskStoreOptions extends FairShareLimits {
   sweepIntervalMs?: number;
   /** Most rows one sweep batch deletes; a full batch is followed by more, up to 10 per run. Default 1 000. */
   sweepBatch?: number;
+  /**
+   * VACUUM the tasks table after this many rows written or deleted by this process, in the
+   * background (see postgres/vacuum.ts); 0 leaves it to autovacuum. Default 20 000.
+   */
+  vacuumAfterRows?: number;
   /** Clock for `updated_at` and the TTL, epoch ms. Default `Date.now`. */
   now?: () => number;
   /** Told of a failed background sweep and of errors on idle connections. Default: ignored. */
@@ -83,6 +88,10 @@ export function resolveOptions(options: Partial<PostgresTaskStoreOptions>): Sett
     if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
       throw new RangeError(`${STORE_NAME}: ${name} must be a positive integer`);
     }
+  }
+  const vacuum = options.vacuumAfterRows;
+  if (vacuum !== undefined && !(Number.isSafeInteger(vacuum) && vacuum >= 0)) {
+    throw new RangeError(`${STORE_NAME}: vacuumAfterRows must be 0 (never) or a positive integer`);
   }
   return settings;
 }
