@@ -279,11 +279,18 @@ function loadOptions(settings: Settings, duration: number): LoadOptions {
   return { connections: settings.connections, pipelining: settings.pipelining, duration };
 }
 
-async function measure(server: BenchServer, options: LoadOptions): Promise<Measured> {
+async function measure(
+  server: BenchServer,
+  options: LoadOptions,
+  neighbours: readonly BenchServer[],
+): Promise<Measured> {
   server.child.assertAlive();
+  const neighboursCpu = (): number => neighbours.reduce((sum, other) => sum + (cpuMicros(other.child.pid) ?? 0), 0);
+  const neighboursBefore = neighboursCpu();
   const before = cpuMicros(server.child.pid);
   const stats = await runLoad(server.target, options);
   const after = cpuMicros(server.child.pid);
+  const neighboursCpuMs = (neighboursCpu() - neighboursBefore) / 1000;
   server.child.assertAlive();
   const rss = rssOf(server.child.pid);
   const cpuPerRequest =
@@ -291,21 +298,26 @@ async function measure(server: BenchServer, options: LoadOptions): Promise<Measu
       ? Number.NaN
       : (after - before) / stats.requests;
   await sleep(PAUSE_BETWEEN_RUNS_MS);
-  return { stats, cpuPerRequest, rss };
+  return { stats, cpuPerRequest, rss, neighboursCpuMs };
 }
 
-function describeRun({ stats, cpuPerRequest }: Measured): string {
+function describeRun({ stats, cpuPerRequest, neighboursCpuMs }: Measured): string {
   return (
     `${formatInt(stats.reqPerSec).padStart(7)} req/s  cpu ${formatInt(cpuPerRequest).padStart(5)} µs/req  p50 ${formatMs(stats.p50).padStart(6)} ms  ` +
-    `p99 ${formatMs(stats.p99).padStart(6)} ms  non-2xx ${stats.non2xx}  errors ${stats.errors}  timeouts ${stats.timeouts}`
+    `p99 ${formatMs(stats.p99).padStart(6)} ms  non-2xx ${stats.non2xx}  errors ${stats.errors}  timeouts ${stats.timeouts}  ` +
+    `others ${formatInt(neighboursCpuMs)} ms`
   );
+}
+
+function othersThan(servers: readonly BenchServer[], server: BenchServer): BenchServer[] {
+  return servers.filter((other) => other !== server);
 }
 
 async function warmUp(servers: readonly BenchServer[], settings: Settings): Promise<number> {
   if (settings.warmup === 0) return 0;
   let failures = 0;
   for (const server of servers) {
-    const run = await measure(server, loadOptions(settings, settings.warmup));
+    const run = await measure(server, loadOptions(settings, settings.warmup), othersThan(servers, server));
     failures += run.stats.non2xx + run.stats.errors + run.stats.timeouts;
     console.log(`warm-up   ${server.key.padEnd(8)} ${describeRun(run)}`);
   }
@@ -323,7 +335,7 @@ async function measureRounds(servers: readonly BenchServer[], settings: Settings
   for (let round = 0; round < settings.rounds; round++) {
     const order = roundOrder(servers, round);
     for (const [position, server] of order.entries()) {
-      const run = await measure(server, loadOptions(settings, settings.duration));
+      const run = await measure(server, loadOptions(settings, settings.duration), othersThan(servers, server));
       records.push({ round: round + 1, position: position + 1, server: server.key, ...run });
       console.log(`round ${round + 1}/${settings.rounds} ${server.key.padEnd(8)} ${describeRun(run)}`);
     }

@@ -40,6 +40,11 @@ export interface Measured {
   stats: RunStats;
   cpuPerRequest: number;
   rss: number;
+  /**
+   * CPU ms the other bench servers used during the run (they share the server core): a round
+   * whose figure moved with this was disturbed by a neighbour (GC, a store sweep), not slower.
+   */
+  neighboursCpuMs: number;
 }
 
 export interface ServerSummary {
