@@ -43,7 +43,7 @@ export interface PostgresTaskStoreOptions extends FairShareLimits {
   vacuumAfterRows?: number;
   /** Clock for `updated_at` and the TTL, epoch ms. Default `Date.now`. */
   now?: () => number;
-  /** Told of a failed background sweep and of errors on idle connections. Default: ignored. */
+  /** Told of a failed background sweep or VACUUM and of errors on idle connections. Default: ignored. */
   onBackgroundError?: (error: unknown) => void;
 }
 
