@@ -77,10 +77,10 @@ describe('every example at once, from one folder', () => {
     symlinkSync(resolve('examples'), join(dir, 'examples'));
     symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
     mkdirSync(join(dir, '.airlock', 'tools', 'sandbox'), { recursive: true });
-    for (const started of await Promise.allSettled(examples.map((example) => serve(dir, example)))) {
-      if (started.status === 'fulfilled') running.push(started.value);
-      else throw started.reason;
-    }
+    const started = await Promise.allSettled(examples.map((example) => serve(dir, example)));
+    // Every one that did start is stopped by after(), even when another failed to.
+    for (const one of started) if (one.status === 'fulfilled') running.push(one.value);
+    for (const one of started) if (one.status === 'rejected') throw one.reason;
   });
   after(async () => {
     for (const { child, exited } of running) {

@@ -9,7 +9,7 @@
  * ```
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 import type { TokenSourceConfig } from './schema.js';
@@ -46,10 +46,8 @@ export function resolveToken(source: TokenSourceConfig, env: NodeJS.ProcessEnv, 
       return checked({ value, origin: { kind: 'file', path: source.file, generated: false } }, `${key} (from ${path})`);
     }
     if (source.generate) {
-      const value = generateToken();
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      writeFileSync(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
-      chmodSync(path, 0o600);
+      const value = generateOnce(path);
+      if (value === undefined) return resolveToken(source, env, key);
       return { value, origin: { kind: 'file', path: source.file, generated: true } };
     }
   }
@@ -57,6 +55,28 @@ export function resolveToken(source: TokenSourceConfig, env: NodeJS.ProcessEnv, 
     .filter(Boolean)
     .join(' or ');
   throw new ConfigError(key, where.length > 0 ? `no token found in ${where}` : 'names no env or file to read from');
+}
+
+/**
+ * Writes a fresh token to `path` unless another process got there first: the token is written
+ * whole to a private temporary file and linked into place, so two gateways started together from
+ * one folder never see a half-written token and never both win. Returns undefined when the file
+ * appeared meanwhile (the caller reads it).
+ */
+function generateOnce(path: string): string | undefined {
+  const value = generateToken();
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(temporary, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temporary, path);
+    return value;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
 }
 
 function checked(token: ResolvedToken, key: string): ResolvedToken {
