@@ -118,6 +118,8 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
           close: () => configuredSink?.close(),
         },
     logger,
+    // Metrics alone (no audit file, no stdout, no console) do not scan every message's text.
+    { scanInput: unmeteredSink !== undefined || config.approvals !== undefined },
   );
   // A person's decision resumes the parked task (resume-decided.ts), once the service exists.
   const decided: { resume?: (task: DecidedTask) => void } = {};

@@ -70,5 +70,13 @@ describe('InboundAudit', () => {
     assert.equal(audit.enabled, false);
     assert.equal(audit.taskObserver(), undefined);
     audit.forbidden('address_not_allowed', undefined, '203.0.113.9');
+    assert.equal(audit.scansInput, false);
+  });
+
+  it('scans messages for suspicious patterns only when told to (metrics alone do not)', () => {
+    const sink = { write: () => undefined, close: () => undefined };
+    assert.equal(new InboundAudit(sink, silentLogger).scansInput, true);
+    assert.equal(new InboundAudit(sink, silentLogger, { scanInput: false }).scansInput, false);
+    assert.equal(new InboundAudit(undefined, silentLogger, { scanInput: true }).scansInput, false);
   });
 });

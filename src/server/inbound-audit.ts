@@ -90,14 +90,27 @@ export class InboundAudit {
   #commit: Promise<void> | undefined;
   #refusedIfLost: Promise<void> | undefined;
 
-  constructor(sink: AuditSink | undefined, logger: Logger) {
+  readonly #scansInput: boolean;
+
+  /**
+   * `options.scanInput`: whether messages are scanned for suspicious patterns (default: when
+   * there is a sink). The gateway turns it off when its only sink is the metrics' counting one,
+   * so that metrics alone never add a content scan to each message.
+   */
+  constructor(sink: AuditSink | undefined, logger: Logger, options: { scanInput?: boolean } = {}) {
     this.#sink = sink;
     this.#logger = logger;
+    this.#scansInput = sink !== undefined && (options.scanInput ?? true);
   }
 
   /** True when rows are written: callers may skip building events otherwise. */
   get enabled(): boolean {
     return this.#sink !== undefined;
+  }
+
+  /** True when a message's suspicious patterns are counted (an audit row when there are any). */
+  get scansInput(): boolean {
+    return this.#scansInput;
   }
 
   authFailed(reason: AuditReasonOf<'a2a.server.auth_failed'>, agent: string | undefined, remote: Remote): void {

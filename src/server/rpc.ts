@@ -70,9 +70,10 @@ export interface RpcCall {
 }
 
 export type RpcOutcome =
-  | { kind: 'json'; body: string }
+  /** `errorCode`: the JSON-RPC error code when the body is an error (what reporters read; never parsed back). */
+  | { kind: 'json'; body: string; errorCode?: number }
   /** A JSON-RPC error sent as the only event of an SSE stream. */
-  | { kind: 'stream-error'; body: string }
+  | { kind: 'stream-error'; body: string; errorCode: number }
   /** Too many tasks running: an HTTP 503 with Retry-After rather than a JSON-RPC answer. */
   | { kind: 'unavailable'; message: string; retryAfterSeconds: number }
   | { kind: 'stream'; events: AsyncIterable<StreamEvent>; frame: (event: StreamEvent) => string };
@@ -184,7 +185,7 @@ export function rpcFailure(
   const outcome = errorOutcome(id, dialect, shown);
   // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
   if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
-    return { kind: 'stream-error', body: outcome.body };
+    return { kind: 'stream-error', body: outcome.body, errorCode: outcome.errorCode ?? -32603 };
   }
   return outcome;
 }
@@ -288,7 +289,8 @@ function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEve
 /** Renders any failure as a JSON-RPC error; unexpected errors say nothing about internals. */
 export function errorOutcome(id: JsonRpcId, dialect: Dialect, error: unknown): RpcOutcome {
   const a2aError = error instanceof A2AError ? error : new A2AError('INTERNAL');
-  return { kind: 'json', body: JSON.stringify(jsonRpcError(id, dialect.encodeError(a2aError))) };
+  const encoded = dialect.encodeError(a2aError);
+  return { kind: 'json', body: JSON.stringify(jsonRpcError(id, encoded)), errorCode: encoded.code };
 }
 
 /** Errors before a method is known are shaped for the version the caller asked for. */

@@ -29,7 +29,7 @@ function stepWith(enabled = true) {
   const step = createTurnContentStep<TurnCandidate>({
     config: { limits: LIMITS },
     audit: {
-      enabled,
+      scansInput: enabled,
       rejected: (_ctx: unknown, reason: string) => rows.push(`rejected:${reason}`),
       suspicious: (_ctx: unknown, counts: Record<string, number>) =>
         rows.push(`suspicious:${Object.keys(counts).join()}`),

@@ -28,7 +28,7 @@ import type { TurnCandidate } from './turn.js';
  */
 export function createTurnContentStep<T extends TurnCandidate>(options: {
   config: Pick<AirlockConfig, 'limits'>;
-  audit: Pick<InboundAudit, 'enabled' | 'rejected' | 'suspicious'>;
+  audit: Pick<InboundAudit, 'scansInput' | 'rejected' | 'suspicious'>;
 }): Step<T, T> {
   const { audit } = options;
   const limits = { maxParts: options.config.limits.maxParts, maxInputChars: options.config.limits.maxInputChars };
@@ -48,8 +48,8 @@ export function createTurnContentStep<T extends TurnCandidate>(options: {
       return REFUSED;
     }
     const text = textOf(message);
-    // Counted only to be recorded: with no audit sink the scan would be thrown away.
-    if (audit.enabled) {
+    // Counted only to be recorded: with no audit trail the scan would be thrown away.
+    if (audit.scansInput) {
       const suspicious = countSuspiciousPatterns(text);
       if (suspicious.total > 0) audit.suspicious(turn.ctx, suspicious.byCategory, text.length);
     }

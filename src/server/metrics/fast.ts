@@ -1,7 +1,8 @@
 /**
- * Counters and histograms whose hot path is one string join, one map lookup and a few additions.
- * prom-client hashes an increment's labels every time (a key sort and a string build per call);
- * here the values live in plain maps, and prom-client only renders them when scraped: a counter
+ * Counters and histograms whose hot path is one map lookup per label value and a few additions
+ * (no string is built), or none at all through a child bound to its label values. prom-client
+ * hashes an increment's labels every time (a key sort and a string build per call); here the
+ * values live in plain maps, and prom-client only renders them when scraped: a counter
  * hands its totals to a prom-client `Counter` in its `collect`, a histogram is rendered by a
  * prom-client `Histogram` whose `get` reads the map. Label values are positional, in `labelNames` order.
  *
@@ -26,6 +27,8 @@ import { promClient } from './prom.js';
  */
 export interface LabelledCounter {
   inc(...values: string[]): void;
+  /** The series of these label values, found once: its `inc` is one addition. */
+  child(...values: string[]): { inc(): void };
 }
 
 /**
@@ -38,6 +41,60 @@ export interface LabelledCounter {
  */
 export interface LabelledHistogram {
   observe(value: number, ...values: string[]): void;
+  /** The series of these label values, found once. */
+  child(...values: string[]): LabelledHistogramChild;
+}
+
+/**
+ * One series of a histogram.
+ *
+ * @example
+ * ```ts
+ * const put = series.storeSeconds.child('memory', 'put');
+ * put.observe(0.002);
+ * ```
+ */
+export interface LabelledHistogramChild {
+  observe(value: number): void;
+}
+
+/**
+ * The series of a metric by label values: one map level per label, so finding a series reads
+ * the values' cached string hashes and builds nothing. `all` lists them for rendering.
+ */
+class SeriesIndex<Entry> {
+  readonly all: Entry[] = [];
+  readonly #depth: number;
+  readonly #make: (values: readonly string[]) => Entry;
+  readonly #root = new Map<string, unknown>();
+  #only: Entry | undefined;
+
+  constructor(depth: number, make: (values: readonly string[]) => Entry) {
+    this.#depth = depth;
+    this.#make = make;
+  }
+
+  find(values: readonly string[]): Entry {
+    if (this.#depth === 0) return (this.#only ??= this.#add(values));
+    let level = this.#root;
+    const last = this.#depth - 1;
+    for (let i = 0; i < last; i++) {
+      const value = values[i] ?? '';
+      let next = level.get(value) as Map<string, unknown> | undefined;
+      if (next === undefined) level.set(value, (next = new Map<string, unknown>()));
+      level = next;
+    }
+    const value = values[last] ?? '';
+    let entry = level.get(value) as Entry | undefined;
+    if (entry === undefined) level.set(value, (entry = this.#add(values)));
+    return entry;
+  }
+
+  #add(values: readonly string[]): Entry {
+    const entry = this.#make(values.slice(0, this.#depth));
+    this.all.push(entry);
+    return entry;
+  }
 }
 
 /**
@@ -64,8 +121,8 @@ export interface FastMetricOptions {
  * ```
  */
 export function fastCounter(options: FastMetricOptions): LabelledCounter {
-  const counts = new Map<string, { values: readonly string[]; count: number }>();
   const { labelNames } = options;
+  const index = new SeriesIndex(labelNames.length, (values) => ({ values, count: 0, inc: increment }));
   new (promClient().Counter)({
     name: options.name,
     help: options.help,
@@ -73,20 +130,20 @@ export function fastCounter(options: FastMetricOptions): LabelledCounter {
     registers: options.registers,
     collect() {
       this.reset();
-      for (const { values, count } of counts.values()) this.inc(labelsOf(labelNames, values), count);
+      for (const { values, count } of index.all) if (count > 0) this.inc(labelsOf(labelNames, values), count);
     },
   });
   return {
-    inc: (...values) => {
-      const key = values.join('\u0000');
-      const entry = counts.get(key);
-      if (entry === undefined) counts.set(key, { values, count: 1 });
-      else entry.count += 1;
-    },
+    inc: (...values) => void (index.find(values).count += 1),
+    child: (...values) => index.find(values),
   };
 }
 
-interface HistogramSeries {
+function increment(this: { count: number }): void {
+  this.count += 1;
+}
+
+interface HistogramSeries extends LabelledHistogramChild {
   readonly values: readonly string[];
   /** Per bucket (not cumulative); the last one is +Inf. */
   readonly counts: number[];
@@ -105,21 +162,24 @@ interface HistogramSeries {
  */
 export function fastHistogram(options: FastMetricOptions & { buckets: readonly number[] }): LabelledHistogram {
   const { name, labelNames, buckets } = options;
-  const all = new Map<string, HistogramSeries>();
-  const seriesOf = (values: readonly string[]): HistogramSeries => {
-    const key = values.join('\u0000');
-    let series = all.get(key);
-    if (series === undefined) {
-      series = { values, counts: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
-      all.set(key, series);
-    }
-    return series;
-  };
+  const index = new SeriesIndex<HistogramSeries>(labelNames.length, (values) => ({
+    values,
+    counts: new Array<number>(buckets.length + 1).fill(0),
+    sum: 0,
+    count: 0,
+    observe(value: number) {
+      let bucket = 0;
+      while (bucket < buckets.length && value > buckets[bucket]!) bucket += 1;
+      this.counts[bucket]! += 1;
+      this.sum += value;
+      this.count += 1;
+    },
+  }));
   // An unlabelled histogram shows its zero series before the first observation, as prom-client's does.
-  if (labelNames.length === 0) seriesOf([]);
+  if (labelNames.length === 0) index.find([]);
   const render = (): MetricObjectWithValues<MetricValueWithName<string>> => {
     const values: MetricValueWithName<string>[] = [];
-    for (const series of all.values()) {
+    for (const series of index.all) {
       const labels = labelsOf(labelNames, series.values);
       let cumulative = 0;
       for (let i = 0; i <= buckets.length; i++) {
@@ -137,14 +197,8 @@ export function fastHistogram(options: FastMetricOptions & { buckets: readonly n
   };
   new (renderedHistogramClass())(options, render);
   return {
-    observe: (value, ...values) => {
-      const series = seriesOf(values);
-      let bucket = 0;
-      while (bucket < buckets.length && value > buckets[bucket]!) bucket += 1;
-      series.counts[bucket]! += 1;
-      series.sum += value;
-      series.count += 1;
-    },
+    observe: (value, ...values) => index.find(values).observe(value),
+    child: (...values) => index.find(values),
   };
 }
 

@@ -7,7 +7,11 @@ import { MemoryTaskStore } from '../../tasks/stores/memory.js';
 import type { TaskStore } from '../../tasks/store.js';
 import { MAX_TIMED_TASKS, meteredAuditSink } from './audit-sink.js';
 import { bearerMatches } from './listener.js';
-import { outcomeOf, rpcErrorCode } from './requests.js';
+import { outcomeOf } from './requests.js';
+import { errorOutcome } from '../rpc.js';
+import { A2AError } from '../../protocol/errors.js';
+import { v03 } from '../../protocol/v03/index.js';
+import { v10 } from '../../protocol/v10/index.js';
 import { createSeries, type MetricSeries } from './series.js';
 import { timedStore } from './store.js';
 
@@ -27,17 +31,17 @@ async function value(
   return undefined;
 }
 
-describe('rpcErrorCode', () => {
-  it('reads the code of an error and nothing of a result, whatever the id', () => {
-    assert.equal(rpcErrorCode('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"x"}}'), -32001);
-    assert.equal(rpcErrorCode('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}'), -32700);
-    assert.equal(
-      rpcErrorCode('{"jsonrpc":"2.0","id":"a\\",\\"error\\":{","error":{"code":-32603,"message":"x"}}'),
-      -32603,
-    );
-    assert.equal(rpcErrorCode('{"jsonrpc":"2.0","id":"x","result":{"error":{"code":1}}}'), undefined);
-    assert.equal(rpcErrorCode('{"jsonrpc":"2.0","id":7,"result":{}}'), undefined);
-    assert.equal(rpcErrorCode('not json'), undefined);
+describe("the request meter's labels", () => {
+  it('an error outcome names the code its body carries, so nothing parses the body back', () => {
+    for (const dialect of [v03, v10]) {
+      for (const error of [new A2AError('TASK_NOT_FOUND'), new A2AError('INTERNAL'), new Error('boom')]) {
+        const outcome = errorOutcome(7, dialect, error);
+        assert.equal(outcome.kind, 'json');
+        if (outcome.kind !== 'json') continue;
+        const body = JSON.parse(outcome.body) as { error: { code: number } };
+        assert.equal(outcome.errorCode, body.error.code);
+      }
+    }
   });
 
   it('outcomeOf: 4xx and 503 refused, other 5xx errors, else what the route answered', () => {
@@ -94,6 +98,19 @@ describe('timedStore', () => {
     );
     await assert.rejects(failing.get('o', 'x'), /down/);
     assert.equal(await value(series, 'airlock_store_errors_total', { store: 'postgres', operation: 'get' }), 1);
+    // A store that throws rather than rejects: the same rejected promise, counted.
+    const throwing = timedStore(
+      {
+        get: () => {
+          throw new Error('sync');
+        },
+        close: () => Promise.resolve(),
+      } as unknown as TaskStore,
+      'postgres',
+      series,
+    );
+    await assert.rejects(throwing.get('o', 'x'), /sync/);
+    assert.equal(await value(series, 'airlock_store_errors_total', { store: 'postgres', operation: 'get' }), 2);
     // Optional members pass through as they are (restart safety looks for failRunning).
     assert.equal(Reflect.get(store, 'failRunning'), undefined);
     await store.close();
@@ -177,5 +194,29 @@ describe('fast counters and histograms', () => {
       2,
     );
     assert.match(await series.registry.metrics(), /# TYPE airlock_store_operation_seconds histogram\n/);
+  });
+
+  it('a child is the same series as its label values; values that would join alike stay apart', async () => {
+    const series = createSeries({ defaultMetrics: false });
+    const child = series.refusals.child('echo', 'auth', 'invalid_credentials');
+    child.inc();
+    series.refusals.inc('echo', 'auth', 'invalid_credentials');
+    assert.equal(
+      await value(series, 'airlock_refusals_total', { agent: 'echo', class: 'auth', reason: 'invalid_credentials' }),
+      2,
+    );
+    // No string is built from the values: 'a\u0000b' + 'c' is not 'a' + 'b\u0000c'.
+    series.requests.inc('a\u0000b', 'c', 'send', '1.0', 'ok');
+    series.requests.inc('a', 'b\u0000c', 'send', '1.0', 'ok');
+    const text = await series.registry.metrics();
+    assert.equal(text.split('\n').filter((line) => line.startsWith('airlock_requests_total{')).length, 2);
+    // A child made but never counted shows nothing (a counter); a histogram's shows its zeros.
+    series.toolCalls.child('echo', 'ok', 'none');
+    assert.doesNotMatch(await series.registry.metrics(), /airlock_tool_calls_total\{/);
+    series.storeSeconds.child('memory', 'list').observe(0.001);
+    assert.equal(
+      await value(series, 'airlock_store_operation_seconds_count', { store: 'memory', operation: 'list' }),
+      1,
+    );
   });
 });

@@ -58,15 +58,8 @@ export interface RequestMeter {
  * ```
  */
 export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refusals'>): RequestMeter {
+  // The JSON-RPC route reports by response (its writes know no more); the wrapper made the tag.
   const tags = new WeakMap<ServerResponse, RpcTag>();
-  const tagOf = (res: ServerResponse): RpcTag => {
-    let tag = tags.get(res);
-    if (tag === undefined) {
-      tag = { method: UNKNOWN_LABEL, dialect: 'none', answer: 'ok' };
-      tags.set(res, tag);
-    }
-    return tag;
-  };
 
   function count(
     inbound: AgentInbound,
@@ -81,17 +74,18 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
     else if (status === 408) countRefusal(agent, 'body_timeout');
     series.requests.inc(agent, binding, method, dialect, outcomeOf(status, answer));
   }
-  /** Runs a route and counts it once it ends: `error` when it threw (and rethrows), else `ok`. */
-  async function metered(run: () => Promise<void> | void, counted: (answer: RequestOutcome) => void): Promise<void> {
-    let answer: RequestOutcome = 'ok';
-    try {
-      await run();
-    } catch (error) {
-      answer = 'error';
-      throw error;
-    } finally {
-      counted(answer);
-    }
+  /**
+   * Counts a route once it settles: `error` when it threw (and rethrows), else what `ok` says.
+   * One `then` on the route's own promise: no extra async frame per request.
+   */
+  function metered(running: Promise<void>, counted: (answer: RequestOutcome) => void): Promise<void> {
+    return running.then(
+      () => counted('ok'),
+      (error: unknown) => {
+        counted('error');
+        throw error;
+      },
+    );
   }
   function countRefusal(agent: string, reason: 'body_too_large' | 'body_timeout'): void {
     for (const { labels } of refusal(agent, reason).counts) series.refusals.inc(...labels);
@@ -100,39 +94,26 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
   return {
     rpc: {
       decoded: (res, method, version) => {
-        const tag = tagOf(res);
+        const tag = tags.get(res);
+        if (tag === undefined) return;
         tag.method = method;
         tag.dialect = version;
       },
       answered: (res, outcome) => {
-        tagOf(res).answer = answerOf(outcome);
+        const tag = tags.get(res);
+        if (tag !== undefined) tag.answer = answerOf(outcome);
       },
     },
-    jsonRpc: (route) => (inbound) =>
-      metered(
-        () => route(inbound),
-        (answer) => {
-          const tag = tags.get(inbound.res);
-          tags.delete(inbound.res);
-          count(
-            inbound,
-            'jsonrpc',
-            tag?.method ?? UNKNOWN_LABEL,
-            tag?.dialect ?? 'none',
-            answer === 'ok' ? (tag?.answer ?? 'ok') : answer,
-          );
-        },
-      ),
+    jsonRpc: (route) => (inbound) => {
+      const tag: RpcTag = { method: UNKNOWN_LABEL, dialect: 'none', answer: 'ok' };
+      tags.set(inbound.res, tag);
+      return metered(route(inbound), (answer) =>
+        count(inbound, 'jsonrpc', tag.method, tag.dialect, answer === 'ok' ? tag.answer : answer),
+      );
+    },
     httpJson: (route) => (inbound, binding) =>
-      metered(
-        () => route(inbound, binding),
-        (answer) => count(inbound, 'http-json', binding.op, '1.0', answer),
-      ),
-    ask: (route) => (inbound) =>
-      metered(
-        () => route(inbound),
-        (answer) => count(inbound, 'rest', 'send', 'none', answer),
-      ),
+      metered(route(inbound, binding), (answer) => count(inbound, 'http-json', binding.op, '1.0', answer)),
+    ask: (route) => (inbound) => metered(route(inbound), (answer) => count(inbound, 'rest', 'send', 'none', answer)),
   };
 }
 
@@ -156,38 +137,7 @@ export function outcomeOf(status: number, answer: RequestOutcome): RequestOutcom
 function answerOf(outcome: RpcOutcome): RequestOutcome {
   if (outcome.kind === 'unavailable') return 'refused';
   if (outcome.kind === 'stream') return 'ok';
-  const code = rpcErrorCode(outcome.body);
+  const code = outcome.errorCode;
   if (code === undefined) return 'ok';
   return code === -32603 ? 'error' : 'refused';
-}
-
-const ENVELOPE = '{"jsonrpc":"2.0","id":';
-const ERROR_MEMBER = ',"error":{"code":';
-
-/**
- * The error code of a JSON-RPC response the gateway wrote, or undefined for a result. Reads
- * only past the id (a string id is skipped to its closing quote), never the whole body.
- *
- * @example
- * ```ts
- * rpcErrorCode('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"…"}}'); // -32001
- * rpcErrorCode('{"jsonrpc":"2.0","id":"a","result":{}}'); // undefined
- * ```
- */
-export function rpcErrorCode(body: string): number | undefined {
-  if (!body.startsWith(ENVELOPE)) return undefined;
-  let at = ENVELOPE.length;
-  if (body.charCodeAt(at) === 34 /* " */) {
-    at += 1;
-    while (at < body.length && body.charCodeAt(at) !== 34) at += body.charCodeAt(at) === 92 /* \ */ ? 2 : 1;
-    at += 1;
-  } else {
-    while (at < body.length && body.charCodeAt(at) !== 44 /* , */) at += 1;
-  }
-  if (!body.startsWith(ERROR_MEMBER, at)) return undefined;
-  const start = at + ERROR_MEMBER.length;
-  let end = start;
-  while (end < body.length && /[-0-9]/.test(body[end]!)) end += 1;
-  const code = Number(body.slice(start, end));
-  return Number.isInteger(code) && end > start ? code : undefined;
 }

@@ -6,7 +6,7 @@
  * Label values come only from the config (agent slugs, registry entry names) or from closed
  * enums in code (methods, reasons, states): a caller never chooses one. Counters count in a plain
  * map and hand their totals to prom-client at scrape time (`fastCounter`), so the hot path pays
- * one string join and one map lookup per increment, not prom-client's label hashing.
+ * a map lookup per label value per increment (or none, through a child), not prom-client's label hashing.
  *
  * @example
  * ```ts

@@ -298,7 +298,7 @@ describe('runAsk', () => {
   it('goes through admission: its refusals and the grant’s reply scrubbing apply', async () => {
     // The turn steps the ask route runs before the service: a full gateway refuses with a
     // CapacityError (503), and the grant they produce carries the reply scrubber.
-    const audit = { enabled: false, rejected() {}, suspicious() {}, rateLimited() {} };
+    const audit = { enabled: false, scansInput: false, rejected() {}, suspicious() {}, rateLimited() {} };
     const config = { limits: LIMITS, agents: [], scrubSecrets: [] };
     const admitTurn = compose(
       createTurnContentStep<TurnCandidate>({ config, audit }),
