@@ -224,7 +224,6 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
     logger,
     // Push notifications (src/push/): absent unless `push.enabled` (the methods answer -32003).
     ...(push !== undefined && { push }),
-    ...(metrics !== undefined && { meter: metrics.requests.rpc }),
   };
   metrics?.sample({ turnsInFlight: () => service.running, streamsOpen: bindingOptions.admitStream.open });
   metrics?.observeBus(bus);

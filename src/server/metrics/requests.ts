@@ -9,27 +9,17 @@
  * @example
  * ```ts
  * const meter = createRequestMeter(series);
- * const rpc = meter.jsonRpc(createRpcRoute({ ...bindingOptions, meter: meter.rpc }));
+ * const rpc = meter.jsonRpc(createRpcRoute(bindingOptions));
  * ```
  */
-import type { ServerResponse } from 'node:http';
-import type { A2AOperation } from '../../protocol/model.js';
-import type { DialectVersion } from '../../protocol/dialect.js';
 import type { HttpJsonRoute } from '../../protocol/http-json/index.js';
 import type { AgentInbound } from '../admission/inbound.js';
-import type { RpcRouteMeter } from '../routes/jsonrpc.js';
+import type { RpcReport } from '../routes/jsonrpc.js';
 import type { RpcOutcome } from '../rpc.js';
 import { refusal, UNKNOWN_LABEL } from './from-audit.js';
 import type { MetricSeries } from './series.js';
 
 export type RequestOutcome = 'ok' | 'refused' | 'error';
-
-/** What the JSON-RPC route told the meter about one request. */
-interface RpcTag {
-  method: A2AOperation | typeof UNKNOWN_LABEL;
-  dialect: DialectVersion | 'none';
-  answer: RequestOutcome;
-}
 
 /**
  * The meter of each route.
@@ -40,9 +30,10 @@ interface RpcTag {
  * ```
  */
 export interface RequestMeter {
-  /** Handed to the JSON-RPC route: it reports the decoded method and each answer. */
-  readonly rpc: RpcRouteMeter;
-  jsonRpc(route: (inbound: AgentInbound) => Promise<void>): (inbound: AgentInbound) => Promise<void>;
+  /** The JSON-RPC route notes the decoded method and its answer in the report it is handed. */
+  jsonRpc(
+    route: (inbound: AgentInbound, report?: RpcReport) => Promise<void>,
+  ): (inbound: AgentInbound) => Promise<void>;
   httpJson(
     route: (inbound: AgentInbound, binding: HttpJsonRoute) => Promise<void>,
   ): (inbound: AgentInbound, binding: HttpJsonRoute) => Promise<void>;
@@ -58,9 +49,6 @@ export interface RequestMeter {
  * ```
  */
 export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refusals'>): RequestMeter {
-  // The JSON-RPC route reports by response (its writes know no more); the wrapper made the tag.
-  const tags = new WeakMap<ServerResponse, RpcTag>();
-
   function count(
     inbound: AgentInbound,
     binding: string,
@@ -92,23 +80,16 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
   }
 
   return {
-    rpc: {
-      decoded: (res, method, version) => {
-        const tag = tags.get(res);
-        if (tag === undefined) return;
-        tag.method = method;
-        tag.dialect = version;
-      },
-      answered: (res, outcome) => {
-        const tag = tags.get(res);
-        if (tag !== undefined) tag.answer = answerOf(outcome);
-      },
-    },
     jsonRpc: (route) => (inbound) => {
-      const tag: RpcTag = { method: UNKNOWN_LABEL, dialect: 'none', answer: 'ok' };
-      tags.set(inbound.res, tag);
-      return metered(route(inbound), (answer) =>
-        count(inbound, 'jsonrpc', tag.method, tag.dialect, answer === 'ok' ? tag.answer : answer),
+      const report: RpcReport = { method: undefined, dialect: undefined, outcome: undefined };
+      return metered(route(inbound, report), (answer) =>
+        count(
+          inbound,
+          'jsonrpc',
+          report.method ?? UNKNOWN_LABEL,
+          report.dialect ?? 'none',
+          answer === 'ok' && report.outcome !== undefined ? answerOf(report.outcome) : answer,
+        ),
       );
     },
     httpJson: (route) => (inbound, binding) =>

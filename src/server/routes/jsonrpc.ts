@@ -64,21 +64,23 @@ export interface RpcRouteOptions {
   logger: Logger;
   /** Push-config operations, when `push.enabled`; absent: the push methods answer -32003. */
   push?: PushService;
-  /** Told the decoded method and each answer, when metrics are on (server/metrics/requests.ts). */
-  meter?: RpcRouteMeter;
 }
 
 /**
- * What the route tells the request meter: closed values only (the canonical method, the dialect).
+ * What the route notes of one request for whoever reports on it (the request meter, when
+ * metrics are on: server/metrics/requests.ts), who hands it in and reads it once the route
+ * settles: the canonical method and dialect once decoded, and the last answer written.
  *
  * @example
  * ```ts
- * const meter: RpcRouteMeter = { decoded: (res, method, version) => {}, answered: (res, outcome) => {} };
+ * const report: RpcReport = { method: undefined, dialect: undefined, outcome: undefined };
+ * await serveRpc(inbound, report); // report.method === 'send'
  * ```
  */
-export interface RpcRouteMeter {
-  decoded(res: ServerResponse, method: A2AOperation, version: DialectVersion): void;
-  answered(res: ServerResponse, outcome: RpcOutcome): void;
+export interface RpcReport {
+  method: A2AOperation | undefined;
+  dialect: DialectVersion | undefined;
+  outcome: RpcOutcome | undefined;
 }
 
 /**
@@ -90,7 +92,7 @@ export interface RpcRouteMeter {
  * await serveRpc(inbound);
  * ```
  */
-export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound) => Promise<void> {
+export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound, report?: RpcReport) => Promise<void> {
   const { service, admitTurn, logger } = options;
   const readJson = createJsonBodyStep({
     ...options.limits,
@@ -110,8 +112,8 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
   const admitRequest = compose(options.admitCaller, readJson);
 
   /** Sends an outcome; a stream is piped as SSE until it ends (the promise settles then). */
-  function write(res: ServerResponse, outcome: RpcOutcome): Promise<void> | undefined {
-    options.meter?.answered(res, outcome);
+  function write(res: ServerResponse, outcome: RpcOutcome, report: RpcReport | undefined): Promise<void> | undefined {
+    if (report !== undefined) report.outcome = outcome;
     if (outcome.kind === 'json') writeJson(res, 200, outcome.body);
     else if (outcome.kind === 'unavailable') {
       refuse(res, 503, 'UNAVAILABLE', outcome.message, { 'retry-after': String(outcome.retryAfterSeconds) });
@@ -135,16 +137,22 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
   }
 
   // The server span covers admission too; with no tracer registered there is none (no closure).
-  return (inbound) => {
+  return (inbound, report) => {
     const span = tracingActive()
       ? startInboundSpan('a2a.jsonrpc', headerOf(inbound.req, 'traceparent'), {
           'a2a.agent': inbound.agent.config.slug,
         })
       : undefined;
-    return span === undefined ? serveRequest(inbound, undefined) : serveInSpan(span, () => serveRequest(inbound, span));
+    return span === undefined
+      ? serveRequest(inbound, undefined, report)
+      : serveInSpan(span, () => serveRequest(inbound, span, report));
   };
 
-  async function serveRequest(inbound: AgentInbound, span: Span | undefined): Promise<void> {
+  async function serveRequest(
+    inbound: AgentInbound,
+    span: Span | undefined,
+    report: RpcReport | undefined,
+  ): Promise<void> {
     const admitted = await (span === undefined
       ? admitRequest(inbound)
       : tracedStep(SPAN.admission, admitRequest, inbound, span));
@@ -155,11 +163,14 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       const decoded = decodeRpc(admitted.body, versionOf(admitted.req), agent.onRpcError);
       if (!decoded.ok) {
         if (span !== undefined && decoded.outcome.kind === 'json') noteRpcAnswer(span, decoded.outcome.body);
-        return void write(res, decoded.outcome);
+        return void write(res, decoded.outcome, report);
       }
       const { request, dialect, id } = decoded;
       if (span !== undefined) noteRequest(span, request);
-      options.meter?.decoded(res, request.method, dialect.version);
+      if (report !== undefined) {
+        report.method = request.method;
+        report.dialect = dialect.version;
+      }
       const failed = (error: unknown): RpcOutcome => rpcFailure(error, id, dialect, request.method, agent.onRpcError);
       const turn: TurnCandidate = {
         ctx: {
@@ -173,7 +184,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         },
         message: turnMessageOf(request),
         extensions: extensionRequestOf(admitted.req, res),
-        refuseTurn: (error) => void write(res, failed(error)),
+        refuseTurn: (error) => void write(res, failed(error), report),
         text: '',
         grant: undefined,
       };
@@ -181,7 +192,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
       if (request.method === 'stream' || request.method === 'subscribe') {
         const slot = options.admitStream({
           ctx: turn.ctx,
-          refuseStream: (error) => void write(res, failed(error)),
+          refuseStream: (error) => void write(res, failed(error), report),
           release: undefined,
         });
         if (slot === REFUSED) return;
@@ -210,7 +221,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         );
       } else if (outcome !== REFUSED) {
         if (span !== undefined && outcome.kind !== 'unavailable') noteRpcAnswer(span, outcome.body);
-        void write(res, outcome);
+        void write(res, outcome, report);
       }
     } finally {
       stream?.release?.();
