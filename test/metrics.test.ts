@@ -84,6 +84,14 @@ describe('metrics over HTTP', () => {
     // An oversized body (maxBodyBytes 2048).
     const big = await rpc(echo, 'SendMessage', { message: v10Message('x'.repeat(4000)) }, { version: '1.0' });
     assert.equal(big.status, 413);
+    // A body that is not JSON by its Content-Type: -32005 over HTTP 200, refused before decoding.
+    const typed = await fetch(echo, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN_A}` },
+      body: 'hello',
+    });
+    assert.equal(typed.status, 200);
+    assert.equal(((await typed.json()) as { error?: { code?: number } }).error?.code, -32005);
     // An unknown method, named by the caller.
     const unknown = await rpc(echo, 'evil/method-from-caller', {}, { version: '1.0' });
     assert.equal(unknown.body.error?.code, -32601, JSON.stringify(unknown.body));
@@ -156,10 +164,15 @@ describe('metrics over HTTP', () => {
     assert.equal(requests({ ...rpcOk, method: 'send', dialect: '0.3' }), 1);
     assert.equal(requests({ agent: 'writer', binding: 'jsonrpc', method: 'stream', dialect: '1.0', outcome: 'ok' }), 1);
     assert.equal(requests({ agent: 'echo', binding: 'http-json', method: 'get', dialect: '1.0', outcome: 'ok' }), 1);
-    // Refused before any method was read: the bad token, the oversized body, the 429.
+    // Refused before any method was read: the bad token, the oversized body, the Content-Type
+    // (over HTTP 200), the 429 — none of them counted as ok.
     assert.equal(
       requests({ agent: 'echo', binding: 'jsonrpc', method: 'unknown', dialect: 'none', outcome: 'refused' }),
-      4,
+      5,
+    );
+    assert.equal(
+      requests({ agent: 'echo', binding: 'jsonrpc', method: 'unknown', dialect: 'none', outcome: 'ok' }),
+      undefined,
     );
     // b's GetTask of a missing task: an A2A error (-32001) over HTTP 200 is a refusal.
     assert.ok(

@@ -88,7 +88,7 @@ export function createRequestMeter(series: Pick<MetricSeries, 'requests' | 'refu
           'jsonrpc',
           report.method ?? UNKNOWN_LABEL,
           report.dialect ?? 'none',
-          answer === 'ok' && report.outcome !== undefined ? answerOf(report.outcome) : answer,
+          answer === 'ok' ? (report.outcome === undefined ? 'refused' : answerOf(report.outcome)) : answer,
         ),
       );
     },

@@ -69,7 +69,8 @@ export interface RpcRouteOptions {
 /**
  * What the route notes of one request for whoever reports on it (the request meter, when
  * metrics are on: server/metrics/requests.ts), who hands it in and reads it once the route
- * settles: the canonical method and dialect once decoded, and the last answer written.
+ * settles: the canonical method and dialect once decoded, and the last answer written (none: a
+ * step before decoding answered, which is always a refusal — a Content-Type refused over HTTP 200).
  *
  * @example
  * ```ts
@@ -216,6 +217,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
         outcome = failed(error);
       }
       if (outcome !== REFUSED && outcome.kind === 'stream') {
+        if (report !== undefined) report.outcome = outcome;
         await pipeStream(res, outcome, () =>
           JSON.stringify(jsonRpcError(id, dialect.encodeError(new A2AError('INTERNAL', READER_BEHIND_MESSAGE)))),
         );
