@@ -53,7 +53,10 @@ function serve(cwd: string, example: Example): Promise<Running> {
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolveRunning, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${example.name}: not listening after 30 s: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${example.name}: not listening after 30 s: ${stderr}`));
+    }, 30_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /^airlock listening on (\S+)$/.exec(line);
       if (match === null) return;
@@ -67,6 +70,22 @@ function serve(cwd: string, example: Example): Promise<Running> {
   });
 }
 
+/**
+ * As `serve`, again (up to three times, 250 ms apart) when the port was taken: the examples'
+ * ports lie in Linux's ephemeral range, so an outgoing connection of any process on the machine
+ * can hold one for a moment. Two examples sharing a port still fail: the first keeps it.
+ */
+async function serveWhenFree(cwd: string, example: Example): Promise<Running> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await serve(cwd, example);
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+      await new Promise((done) => setTimeout(done, 250));
+    }
+  }
+}
+
 describe('every example at once, from one folder', () => {
   let dir: string;
   const running: Running[] = [];
@@ -77,7 +96,7 @@ describe('every example at once, from one folder', () => {
     symlinkSync(resolve('examples'), join(dir, 'examples'));
     symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
     mkdirSync(join(dir, '.airlock', 'tools', 'sandbox'), { recursive: true });
-    const started = await Promise.allSettled(examples.map((example) => serve(dir, example)));
+    const started = await Promise.allSettled(examples.map((example) => serveWhenFree(dir, example)));
     // Every one that did start is stopped by after(), even when another failed to.
     for (const one of started) if (one.status === 'fulfilled') running.push(one.value);
     for (const one of started) if (one.status === 'rejected') throw one.reason;
