@@ -184,8 +184,8 @@ export function rpcFailure(
   const shown = isStoreUnavailable(error) ? new A2AError('INTERNAL', STORE_UNAVAILABLE_MESSAGE) : error;
   const outcome = errorOutcome(id, dialect, shown);
   // Strict v0.3 clients read tasks/resubscribe as a stream even when it fails.
-  if (operation === 'subscribe' && dialect.version === '0.3' && outcome.kind === 'json') {
-    return { kind: 'stream-error', body: outcome.body, errorCode: outcome.errorCode ?? -32603 };
+  if (operation === 'subscribe' && dialect.version === '0.3') {
+    return { kind: 'stream-error', body: outcome.body, errorCode: outcome.errorCode };
   }
   return outcome;
 }
@@ -287,7 +287,11 @@ function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEve
 }
 
 /** Renders any failure as a JSON-RPC error; unexpected errors say nothing about internals. */
-export function errorOutcome(id: JsonRpcId, dialect: Dialect, error: unknown): RpcOutcome {
+export function errorOutcome(
+  id: JsonRpcId,
+  dialect: Dialect,
+  error: unknown,
+): Extract<RpcOutcome, { kind: 'json' }> & { errorCode: number } {
   const a2aError = error instanceof A2AError ? error : new A2AError('INTERNAL');
   const encoded = dialect.encodeError(a2aError);
   return { kind: 'json', body: JSON.stringify(jsonRpcError(id, encoded)), errorCode: encoded.code };

@@ -199,24 +199,17 @@ export function noteRequest(span: Span, request: A2ARequest): void {
 }
 
 /**
- * Notes a JSON-RPC answer's error code on the span, read from the body the codecs wrote
- * (`{"jsonrpc":"2.0","id":…,"error":{"code":N,…`). The first structural `"result":` or
- * `"error":` key of such a body is the answer's own: inside strings every quote is escaped.
+ * Notes a JSON-RPC answer's error code on the span: the code the answer carries
+ * (`RpcOutcome.errorCode`, set where the error body is written), nothing for a result.
  *
  * @example
  * ```ts
- * noteRpcAnswer(span, '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}');
- * // a2a.response.error_code = -32001
+ * noteRpcAnswer(span, outcome.errorCode); // a2a.response.error_code = -32001
  * ```
  */
-export function noteRpcAnswer(span: Span, body: string): void {
-  if (!span.isRecording()) return;
-  const error = body.indexOf('"error":{"code":');
-  if (error < 0) return;
-  const result = body.indexOf('"result":');
-  if (result >= 0 && result < error) return;
-  const code = /^-?\d+/.exec(body.slice(error + 16, error + 32));
-  if (code !== null) failSpan(span, Number(code[0]));
+export function noteRpcAnswer(span: Span, errorCode: number | undefined): void {
+  if (errorCode === undefined || !span.isRecording()) return;
+  failSpan(span, errorCode);
 }
 
 /**

@@ -42,7 +42,8 @@ export function timedStore(
     try {
       pending = run();
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error))).catch(failed);
+      // A store that throws fails as one that rejects: `failed` throws in the executor.
+      return new Promise<T>(() => failed(error));
     }
     return pending.then((value) => {
       seconds.observe((performance.now() - started) / 1000);

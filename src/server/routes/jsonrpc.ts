@@ -163,7 +163,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
     try {
       const decoded = decodeRpc(admitted.body, versionOf(admitted.req), agent.onRpcError);
       if (!decoded.ok) {
-        if (span !== undefined && decoded.outcome.kind === 'json') noteRpcAnswer(span, decoded.outcome.body);
+        if (span !== undefined && decoded.outcome.kind === 'json') noteRpcAnswer(span, decoded.outcome.errorCode);
         return void write(res, decoded.outcome, report);
       }
       const { request, dialect, id } = decoded;
@@ -222,7 +222,7 @@ export function createRpcRoute(options: RpcRouteOptions): (inbound: AgentInbound
           JSON.stringify(jsonRpcError(id, dialect.encodeError(new A2AError('INTERNAL', READER_BEHIND_MESSAGE)))),
         );
       } else if (outcome !== REFUSED) {
-        if (span !== undefined && outcome.kind !== 'unavailable') noteRpcAnswer(span, outcome.body);
+        if (span !== undefined && outcome.kind !== 'unavailable') noteRpcAnswer(span, outcome.errorCode);
         void write(res, outcome, report);
       }
     } finally {
