@@ -262,15 +262,14 @@ export function createGateway(config: AirlockConfig, options: GatewayOptions): G
       requestTimeout: config.server.headersTimeoutMs + config.server.bodyTimeoutMs,
       // Node checks those timeouts only this often (30 s by default).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.server.headersTimeoutMs / 2))),
-      // Group commit: no response goes out before its audit rows are written (respond/committed.ts).
-      ...(configuredSink?.committed !== undefined && {
-        ServerResponse: committedResponses(
-          () => configuredSink.committed?.(),
-          // A response whose rows were lost still goes out, as before group commit: a refusal
-          // stays a refusal, and a task's lost outcome row is logged (its submitted row is out).
-          () => logger.warn({ event: 'response_sent_unaudited' }),
-        ),
-      }),
+      // Responses leave together at the end of the event-loop turn, and never before their audit
+      // rows are written (group commit): respond/committed.ts.
+      ServerResponse: committedResponses(
+        () => configuredSink?.committed?.(),
+        // A response whose rows were lost still goes out, as before group commit: a refusal
+        // stays a refusal, and a task's lost outcome row is logged (its submitted row is out).
+        () => logger.warn({ event: 'response_sent_unaudited' }),
+      ),
     },
   );
   const server = listener.server;

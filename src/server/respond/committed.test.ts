@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { committedResponses, endOfTurn } from './committed.js';
+
+let server: Server;
+let port = 0;
+/** The test's handler; what it finds is checked after the answer arrives. */
+let answer: (res: ServerResponse) => Promise<void> | void = () => undefined;
+let pendingRows: Promise<void> | undefined;
+
+before(async () => {
+  const ServerResponse = committedResponses(
+    () => pendingRows,
+    () => undefined,
+  );
+  server = createServer({ ServerResponse }, (_req, res) => void answer(res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+function get(): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('responses released at the end of the turn', () => {
+  it('endOfTurn: one promise per turn, settled after the turn', async () => {
+    const first = endOfTurn();
+    assert.equal(endOfTurn(), first, 'every caller in a turn shares one promise');
+    let settled = false;
+    void first.then(() => (settled = true));
+    await Promise.resolve();
+    assert.equal(settled, false, 'not within the turn');
+    await first;
+    assert.notEqual(endOfTurn(), first, 'the next turn has its own');
+  });
+
+  it("a response's output leaves at the end of the turn, not when end() is called", async () => {
+    let endedAtOnce: boolean | undefined;
+    let endedAfterTurn: boolean | undefined;
+    answer = async (res) => {
+      res.end('answer');
+      endedAtOnce = res.writableEnded;
+      await endOfTurn();
+      endedAfterTurn = res.writableEnded;
+    };
+    assert.deepEqual(await get(), { status: 200, body: 'answer' });
+    assert.equal(endedAtOnce, false, 'held');
+    assert.equal(endedAfterTurn, true, 'released with the turn');
+  });
+
+  it('a stream: only its first output is held; later writes go straight out', async () => {
+    let laterEndedAtOnce: boolean | undefined;
+    answer = async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('first\n');
+      await nextTurn();
+      await nextTurn();
+      res.end('last\n');
+      laterEndedAtOnce = res.writableEnded;
+    };
+    assert.deepEqual(await get(), { status: 200, body: 'first\nlast\n' });
+    assert.equal(laterEndedAtOnce, true);
+  });
+
+  it('held writes past the high-water mark answer false, and drain follows the release', async () => {
+    const answers: boolean[] = [];
+    let drained = false;
+    answer = async (res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.on('drain', () => (drained = true));
+      const chunk = 'x'.repeat(Math.ceil(res.writableHighWaterMark / 2));
+      for (let i = 0; i < 3; i++) answers.push(res.write(chunk));
+      await endOfTurn();
+      await nextTurn();
+      res.end();
+    };
+    const reply = await get();
+    assert.equal(reply.status, 200);
+    assert.deepEqual(answers, [true, false, false], 'back-pressure is reported while the output waits');
+    assert.equal(drained, true, 'a writer that stopped is told to go on');
+  });
+
+  it('pending audit rows hold every output of a response, a stream too, until they are written', async () => {
+    let release!: () => void;
+    let heldWhilePending: boolean | undefined;
+    answer = async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('first\n');
+      await nextTurn();
+      await nextTurn();
+      pendingRows = new Promise<void>((resolve) => (release = resolve));
+      res.end('last\n');
+      heldWhilePending = !res.writableEnded;
+      pendingRows = undefined;
+      release();
+    };
+    assert.deepEqual(await get(), { status: 200, body: 'first\nlast\n' });
+    assert.equal(heldWhilePending, true);
+  });
+});
