@@ -36,6 +36,21 @@ type Call = (...args: unknown[]) => unknown;
 const superWrite = ServerResponse.prototype.write as unknown as Call;
 // eslint-disable-next-line @typescript-eslint/unbound-method
 const superEnd = ServerResponse.prototype.end as unknown as Call;
+const superHeadersSent = getterOf('headersSent');
+const superWritableEnded = getterOf('writableEnded');
+
+/** Node's own getter of a ServerResponse accessor (defined on OutgoingMessage or Writable). */
+function getterOf(name: 'headersSent' | 'writableEnded'): Call {
+  let proto: object | null = ServerResponse.prototype;
+  while (proto !== null) {
+    const descriptor: PropertyDescriptor | undefined = Object.getOwnPropertyDescriptor(proto, name);
+    // Called with `call(this)` below, on a response.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
+    if (descriptor?.get !== undefined) return descriptor.get as Call;
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  throw new Error(`node:http ServerResponse has no ${name} getter`);
+}
 
 /** The promise of the current turn's end; made by the first response of the turn. */
 let turnEnding: Promise<void> | undefined;
@@ -86,10 +101,14 @@ export function committedResponses(
     #owesDrain = false;
     /** The first output has been released: later output waits for pending rows only. */
     #released = false;
+    /** Output, or the end, was called and is held: what `headersSent` and `writableEnded` say. */
+    #wroteHeld = false;
+    #endedHeld = false;
 
     override write(...args: unknown[]): boolean {
       if (!this.#mustWait()) return superWrite.apply(this, args) as boolean;
       this.#held?.push(() => superWrite.apply(this, args));
+      this.#wroteHeld = true;
       this.#heldBytes += byteLengthOf(args[0]);
       if (this.#heldBytes < this.writableHighWaterMark) return true;
       this.#owesDrain = true;
@@ -99,6 +118,8 @@ export function committedResponses(
     override end(...args: unknown[]): this {
       if (!this.#mustWait()) return superEnd.apply(this, args) as this;
       this.#held?.push(() => superEnd.apply(this, args));
+      this.#wroteHeld = true;
+      this.#endedHeld = true;
       return this;
     }
 
@@ -118,6 +139,22 @@ export function committedResponses(
         },
       );
       return true;
+    }
+
+    // What a handler asks before answering (`if (!res.headersSent) sendJson(res, 500, …)`) must
+    // count held output as sent, or a second answer would follow the held one (write after end).
+    // @types/node declares these accessors as properties, so they are defined, not overridden.
+    static {
+      Object.defineProperty(this.prototype, 'headersSent', {
+        get(this: CommittedResponse): boolean {
+          return this.#wroteHeld || (superHeadersSent.call(this) as boolean);
+        },
+      });
+      Object.defineProperty(this.prototype, 'writableEnded', {
+        get(this: CommittedResponse): boolean {
+          return this.#endedHeld || (superWritableEnded.call(this) as boolean);
+        },
+      });
     }
 
     #release(): void {
