@@ -34,6 +34,21 @@ function get(): Promise<{ status: number; body: string }> {
   });
 }
 
+/** Bytes the response's socket took while `act` ran (0: its output was held). */
+function bytesSentDuring(res: ServerResponse, act: () => void): number {
+  const before = res.socket?.bytesWritten ?? 0;
+  act();
+  return (res.socket?.bytesWritten ?? 0) - before;
+}
+
+/** Opens an event stream and lets its first output go out (released at the end of the turn). */
+async function openStream(res: ServerResponse): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write('first\n');
+  await nextTurn();
+  await nextTurn();
+}
+
 describe('responses released at the end of the turn', () => {
   it('endOfTurn: one promise per turn, settled after the turn', async () => {
     const first = endOfTurn();
@@ -51,8 +66,7 @@ describe('responses released at the end of the turn', () => {
     let bytesAfterTurn: number | undefined;
     answer = async (res) => {
       const before = res.socket?.bytesWritten ?? 0;
-      res.end('answer');
-      bytesAtOnce = (res.socket?.bytesWritten ?? 0) - before;
+      bytesAtOnce = bytesSentDuring(res, () => res.end('answer'));
       await endOfTurn();
       bytesAfterTurn = (res.socket?.bytesWritten ?? 0) - before;
     };
@@ -87,13 +101,8 @@ describe('responses released at the end of the turn', () => {
   it('a stream: only its first output is held; later writes go straight out', async () => {
     let laterBytesAtOnce: number | undefined;
     answer = async (res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('first\n');
-      await nextTurn();
-      await nextTurn();
-      const before = res.socket?.bytesWritten ?? 0;
-      res.end('last\n');
-      laterBytesAtOnce = (res.socket?.bytesWritten ?? 0) - before;
+      await openStream(res);
+      laterBytesAtOnce = bytesSentDuring(res, () => res.end('last\n'));
     };
     assert.deepEqual(await get(), { status: 200, body: 'first\nlast\n' });
     assert.ok((laterBytesAtOnce ?? 0) > 0);
@@ -121,14 +130,9 @@ describe('responses released at the end of the turn', () => {
     let release!: () => void;
     let heldWhilePending: boolean | undefined;
     answer = async (res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('first\n');
-      await nextTurn();
-      await nextTurn();
+      await openStream(res);
       pendingRows = new Promise<void>((resolve) => (release = resolve));
-      const before = res.socket?.bytesWritten ?? 0;
-      res.end('last\n');
-      heldWhilePending = (res.socket?.bytesWritten ?? 0) === before;
+      heldWhilePending = bytesSentDuring(res, () => res.end('last\n')) === 0;
       pendingRows = undefined;
       release();
     };
