@@ -6,6 +6,12 @@
  * - **Airlock**: `airlock serve` with the echo agent and bearer-token auth on (a temporary config).
  * - **raw node:http** (bench/peers/raw-http.ts): reads each body, sends a fixed reply of the same
  *   size as Airlock's. The ceiling: any real server does at least this much.
+ * - **the floor** (bench/peers/floor-http.ts): node:http doing by hand, in one function, only the
+ *   work the every-guard row cannot skip (parse, token hash, a task kept under a cap, two chained
+ *   audit rows in one write per turn, the reply held to the end of the turn). What Airlock costs
+ *   beyond it is the price of its structure; where the floor itself misses a target, the target
+ *   is below what the work costs on this runtime. **floor, SQLite**: the same with the tasks in a
+ *   SQLite table of two B-trees (bench/peers/floor-sqlite.ts), no audit, as the SQLite row.
  * - **Airlock (SQLite)** and **Airlock (PostgreSQL)**: the same, with tasks in the durable stores
  *   (`--data DIR`; a PostgreSQL schema of its own in DATABASE_URL or the local `test` database,
  *   dropped at the end; `--no-postgres` leaves that row out).
@@ -204,6 +210,26 @@ async function startRaw(token: string): Promise<BenchServer> {
   return { key: 'raw', label: 'raw node:http', child, target };
 }
 
+/**
+ * The floor: the every-guard row's work by hand (audit rows, tasks in a Map), or with `sqlite` the
+ * SQLite row's (no audit, tasks in a two-index table, `synchronous=FULL`).
+ */
+async function startFloor(token: string, workDir: string, store?: 'sqlite'): Promise<BenchServer> {
+  const env: Record<string, string> =
+    store === 'sqlite'
+      ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-sqlite') }
+      : { FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') };
+  const child = await startChild({
+    name: store === 'sqlite' ? 'floor-sqlite' : 'floor',
+    script: 'bench/peers/floor-http.ts',
+    env: { BENCH_TOKEN: token, ...env },
+  });
+  const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  return store === 'sqlite'
+    ? { key: 'floor-sqlite', label: 'floor, SQLite (by hand)', child, target }
+    : { key: 'floor', label: 'floor (the work by hand)', child, target };
+}
+
 async function startSdk(token: string): Promise<BenchServer> {
   const child = await startChild({ name: 'sdk', script: 'bench/peers/sdk-echo.ts', env: { BENCH_TOKEN: token } });
   const target = { url: `${child.baseUrl}/a2a/jsonrpc`, headers: requestHeaders(token), body: MESSAGE_SEND };
@@ -263,6 +289,8 @@ async function startServers(token: string, workDir: string, settings: Settings):
     await startDurable(token, workDir, 'sqlite'),
     ...(settings.postgres ? [await startDurable(token, workDir, 'postgres')] : []),
     await startRaw(token),
+    await startFloor(token, workDir),
+    await startFloor(token, workDir, 'sqlite'),
     await startSdk(token),
   ];
   for (const server of servers) {

@@ -24,7 +24,7 @@ export const GUARDED_REQ_TARGET = 0.45;
 export const FLAT_TARGET = 0.9;
 export const SDK_MULTIPLE_TARGET = 6;
 
-export type ServerKey = 'airlock' | 'guarded' | 'sqlite' | 'postgres' | 'raw' | 'sdk';
+export type ServerKey = 'airlock' | 'guarded' | 'sqlite' | 'postgres' | 'raw' | 'floor' | 'floor-sqlite' | 'sdk';
 export interface RunRecord {
   round: number;
   position: number;
@@ -174,6 +174,27 @@ export function printSummary(summaries: readonly ServerSummary[], result: Ratios
   }
   console.log(`${'echo, auth, no audit: raw/Airlock CPU'.padEnd(40)} ${formatRatio(result.cpu.airlock ?? Number.NaN)}`);
   console.log(`${'@a2a-js/sdk: raw/SDK CPU'.padEnd(40)} ${formatRatio(result.cpu.sdk ?? Number.NaN)}`);
+  // The floor: the same work by hand in one function (bench/peers/floor-http.ts). Where it is
+  // itself below a target, no structure of Airlock's can meet that target on this runtime.
+  const floor = result.cpu.floor ?? Number.NaN;
+  if (!Number.isNaN(floor)) {
+    console.log(
+      `${'floor (the work by hand): raw/floor CPU'.padEnd(40)} ${formatRatio(floor)}` +
+        (floor < GUARDED_CPU_TARGET
+          ? `  (the work alone is below the every-guard target of ≥ ${GUARDED_CPU_TARGET}×)`
+          : ''),
+    );
+    const over = (result.cpu.guarded ?? Number.NaN) / floor;
+    console.log(
+      `${'every guard: floor/Airlock CPU'.padEnd(40)} ${formatRatio(over)}  (1.00× = no cost beyond the work)`,
+    );
+  }
+  const floorSqlite = result.cpu['floor-sqlite'] ?? Number.NaN;
+  if (!Number.isNaN(floorSqlite)) {
+    console.log(`${'floor, SQLite: raw/floor CPU'.padEnd(40)} ${formatRatio(floorSqlite)}`);
+    const over = (result.cpu.sqlite ?? Number.NaN) / floorSqlite;
+    console.log(`${'SQLite: floor/Airlock CPU'.padEnd(40)} ${formatRatio(over)}  (1.00× = no cost beyond the work)`);
+  }
 }
 
 /** Prints a warning and returns false when any request failed. */

@@ -1,0 +1,181 @@
+/**
+ * The floor: plain `node:http` doing, by hand and in one function, only the work a guarded
+ * `message/send` cannot skip, with none of Airlock's structure (no admission chain, no task
+ * service, no store indexes, no dialect codecs, no limits or content rules). It tells how much
+ * of Airlock's cost per request is the work itself and how much is the way it is done.
+ *
+ * Per request:
+ * 1. the body read to the end and parsed (`JSON.parse`), the JSON-RPC envelope and the message's
+ *    text part checked by hand;
+ * 2. the bearer token hashed (SHA-256) and compared in constant time with the client's digest;
+ * 3. a task made (three random UUIDs, an ISO timestamp, the history and one artifact) and kept in
+ *    a `Map` capped at 1,000, the bench client's share in Airlock (`limits.maxTasksPerPrincipal`),
+ *    the oldest dropped (found in a ring of ids);
+ * 4. with `FLOOR_AUDIT=1` (the default): two audit rows (submitted, completed), each
+ *    `JSON.stringify`d and SHA-256 chained as Airlock's rows are, written at the end of the
+ *    event-loop turn in one `writeSync` to a file;
+ * 5. the reply encoded with `JSON.stringify`, held to the end of the turn (after the audit write)
+ *    and sent with one `end()`, the turn's replies in a burst as Airlock sends them.
+ *
+ * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
+ * per turn, the replies after its commit (bench/peers/floor-sqlite.ts).
+ *
+ * Run by bench/inbound.ts; prints `listening on http://127.0.0.1:PORT` first.
+ * Env: PORT (default 0), BENCH_TOKEN (required), FLOOR_AUDIT (`0` for no audit rows),
+ * FLOOR_AUDIT_FILE (default: a file in the system's temporary directory, removed on exit),
+ * FLOOR_STORE (`sqlite`), FLOOR_DATA (its directory; default a new temporary one).
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openFloorSqlite, type FloorStore, type TaskRow } from './floor-sqlite.js';
+
+const HOST = '127.0.0.1';
+/** The bench client's share in Airlock (`limits.maxTasksPerPrincipal`, default 1,000). */
+const MAX_TASKS = 1_000;
+const token = process.env.BENCH_TOKEN;
+if (token === undefined || token.length === 0) throw new Error('floor-http: BENCH_TOKEN is required');
+const digest = createHash('sha256').update(token).digest();
+const audited = process.env.FLOOR_AUDIT !== '0';
+const auditDir = process.env.FLOOR_AUDIT_FILE === undefined ? mkdtempSync(join(tmpdir(), 'floor-')) : undefined;
+const auditFd = audited ? openSync(process.env.FLOOR_AUDIT_FILE ?? join(auditDir!, 'audit.jsonl'), 'a') : -1;
+
+const tasks = new Map<string, object>();
+/** Ids in arrival order, a ring: `keys().next()` on a Map with many deletions walks the holes. */
+const order: string[] = new Array<string>(MAX_TASKS);
+let oldest = 0;
+let seq = 0;
+let prev = '0'.repeat(64);
+let lines: string[] = [];
+let held: (() => void)[] = [];
+let flushing = false;
+/** The turn's tasks, for a durable store. */
+let pending: TaskRow[] = [];
+/** The SQLite directory made here (no FLOOR_DATA), removed on exit. */
+let dataDir: string | undefined;
+const durable: FloorStore | undefined = openStore(process.env.FLOOR_STORE);
+
+function openStore(kind: string | undefined): FloorStore | undefined {
+  if (kind === undefined || kind === '') return undefined;
+  if (kind === 'sqlite')
+    return openFloorSqlite(process.env.FLOOR_DATA ?? (dataDir = mkdtempSync(join(tmpdir(), 'floor-data-'))));
+  throw new Error(`floor-http: FLOOR_STORE must be sqlite, not ${kind}`);
+}
+
+function auditRow(event: Record<string, unknown>): void {
+  const fields = JSON.stringify(event);
+  const body = `{"seq":${++seq},"prev":"${prev}",${fields.slice(1)}`;
+  prev = createHash('sha256').update(body).digest('hex');
+  lines.push(`${body.slice(0, -1)},"hash":"${prev}"}`);
+}
+
+/**
+ * One write for the turn's rows, then (with a durable store) one transaction for the turn's
+ * tasks, then the turn's replies, in a burst as Airlock sends them.
+ */
+function flush(): void {
+  flushing = false;
+  const replies = held;
+  held = [];
+  if (lines.length > 0) {
+    const bytes = Buffer.from(`${lines.join('\n')}\n`);
+    lines = [];
+    for (let written = 0; written < bytes.length;) written += writeSync(auditFd, bytes, written);
+  }
+  if (durable !== undefined && pending.length > 0) {
+    durable.commit(pending);
+    pending = [];
+  }
+  for (const reply of replies) reply();
+}
+
+function fail(res: ServerResponse, status: number, id: unknown, code: number, message: string): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function authorised(req: IncomingMessage): boolean {
+  const header = req.headers.authorization;
+  if (header === undefined || !header.startsWith('Bearer ')) return false;
+  return timingSafeEqual(createHash('sha256').update(header.slice(7)).digest(), digest);
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== 'POST') return fail(res, 405, null, -32600, 'POST only');
+  if (!authorised(req)) return fail(res, 401, null, -32001, 'unauthorised');
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => answer(res, Buffer.concat(chunks).toString('utf8')));
+}
+
+function answer(res: ServerResponse, text: string): void {
+  let request: { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { message?: Record<string, unknown> } };
+  try {
+    request = JSON.parse(text) as typeof request;
+  } catch {
+    return fail(res, 200, null, -32700, 'parse error');
+  }
+  const message = request.params?.message;
+  const parts = message?.parts;
+  const part = Array.isArray(parts) ? (parts[0] as { kind?: unknown; text?: unknown }) : undefined;
+  if (request.jsonrpc !== '2.0' || request.method !== 'message/send' || typeof part?.text !== 'string') {
+    return fail(res, 200, request.id, -32602, 'invalid params');
+  }
+  const id = randomUUID();
+  const contextId = randomUUID();
+  const time = new Date().toISOString();
+  const event = { time, outcome: 'ok', client: 'bench', agent: 'echo', taskId: id, contextId };
+  if (audited) auditRow({ type: 'a2a.task.submitted', ...event, inputChars: part.text.length });
+  const task = {
+    kind: 'task',
+    id,
+    contextId,
+    status: { state: 'completed', timestamp: time },
+    artifacts: [{ artifactId: randomUUID(), name: 'reply', parts: [{ kind: 'text', text: part.text }] }],
+    history: [{ ...message, contextId, taskId: id }],
+  };
+  if (durable === undefined) {
+    tasks.set(id, task);
+    if (tasks.size > MAX_TASKS) tasks.delete(order[oldest]!);
+    order[oldest] = id;
+    oldest = (oldest + 1) % MAX_TASKS;
+  }
+  if (audited) {
+    auditRow({ type: 'a2a.task.completed', ...event, inputChars: part.text.length, outputChars: part.text.length });
+  }
+  if (durable !== undefined)
+    pending.push({ id, owner: 'bench', statusMs: Date.parse(time), body: JSON.stringify(task) });
+  const body = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: task });
+  const reply = (): void => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  held.push(reply);
+  if (!flushing) {
+    flushing = true;
+    setImmediate(flush);
+  }
+}
+
+const server = createServer(handle);
+server.listen(Number(process.env.PORT ?? 0), HOST, () => {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`listening on http://${HOST}:${port}\n`);
+});
+
+function stop(): void {
+  server.close(() => {
+    if (auditFd !== -1) closeSync(auditFd);
+    durable?.close();
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    if (auditDir !== undefined) rmSync(auditDir, { recursive: true, force: true });
+    process.exit(0);
+  });
+  server.closeAllConnections();
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
