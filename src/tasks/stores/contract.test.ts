@@ -29,7 +29,11 @@ import { POSTGRES_MIGRATIONS } from './migrations/postgres.js';
 import { PostgresTaskStore } from './postgres.js';
 import type { PostgresTaskStoreOptions } from './postgres.js';
 import { SqliteTaskStore } from './sqlite.js';
+import { migrateSqlite, SQLITE_MIGRATIONS } from './migrations/sqlite.js';
+import { CREATED } from '../store.js';
 import type { SqliteTaskStoreOptions } from './sqlite.js';
+import { EVICT_OWN_FINISHED_SQL } from './sqlite/shares.js';
+import { DELETE_EXPIRED_SQL, DELETE_OLDEST_FINISHED_SQL } from './sqlite/statements.js';
 
 const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -207,13 +211,18 @@ describe('SqliteTaskStore, beyond the contract', () => {
       sql: {
         selectOne: Stmt;
         lists: Record<'owner' | 'context' | 'state' | 'contextState', { page: Stmt; count: Stmt }>;
-        deleteExpired: Stmt;
-        deleteOldestFinished: Stmt;
       };
     };
-    const shares = (store as unknown as { shareSql: { counts: Stmt; evictOwnFinished: Stmt; parkedIdle: Stmt } })
-      .shareSql;
-    const inside = { db: raw.db, ...raw.sql };
+    const shares = {
+      ...(store as unknown as { shareSql: { counts: Stmt; parkedIdle: Stmt } }).shareSql,
+      evictOwnFinished: { source: EVICT_OWN_FINISHED_SQL },
+    };
+    const inside = {
+      db: raw.db,
+      ...raw.sql,
+      deleteExpired: { source: DELETE_EXPIRED_SQL },
+      deleteOldestFinished: { source: DELETE_OLDEST_FINISHED_SQL },
+    };
     const explain = (statement: Stmt, ...params: unknown[]): string =>
       (inside.db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...params) as { detail: string }[])
         .map((row) => row.detail)
@@ -307,6 +316,66 @@ describe('SqliteTaskStore, beyond the contract', () => {
     assert.equal(store.sweep(), 0);
     const kept = (await store.list('alice', { pageSize: 10 })).tasks.map((task) => task.id);
     assert.deepEqual(kept, ['done9', 'done8', 'done7', 'done6', 'done5']);
+  });
+
+  it('keeps task_count equal to the rows through every write and delete, without triggers', async () => {
+    const clock = { ms: 1_000_000 };
+    const { store, path, cleanup } = await openSqlite({
+      taskTtlMs: 1_000,
+      maxTasks: 6,
+      maxTasksPerPrincipal: 4,
+      parkedTtlMs: 500,
+      now: () => clock.ms,
+    });
+    cleanups.push(cleanup);
+    const db = (store as unknown as { db: Database.Database }).db;
+    const rows = (): number => db.prepare('SELECT count(*) FROM tasks').pluck().get() as number;
+    const agree = async (when: string): Promise<void> => {
+      assert.equal(await store.countTasks(), rows(), `task_count after ${when}`);
+    };
+    assert.deepEqual(db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").all(), []);
+    for (let i = 0; i < 4; i++) await store.put('client:alice@echo', makeTask(`a${i}`, i, 'completed'), CREATED);
+    await agree('inserts');
+    await store.put('client:alice@echo', makeTask('a0', 10, 'failed'));
+    await agree('an update of the same id');
+    await assert.rejects(store.put('client:bob@echo', makeTask('a1', 11)), TaskStoreInputError);
+    await agree("a refused write of another owner's id");
+    await store.put('client:alice@echo', makeTask('a4', 12, 'working'), CREATED);
+    await agree('a share eviction (alice at her quota)');
+    for (let i = 0; i < 4; i++) await store.put(`client:p${i}@echo`, makeTask(`p${i}`, 20 + i, 'input-required'));
+    await agree('more owners');
+    clock.ms += 600;
+    assert.ok(store.sweep() > 0, 'evicts above maxTasks and fails the parked tasks');
+    await agree('a sweep');
+    clock.ms += 2_000;
+    await store.put('client:carol@echo', makeTask('c0', 30), CREATED);
+    assert.ok(store.sweep() > 0);
+    await agree('expiry');
+    await store.close();
+    const reopened = await SqliteTaskStore.open({ path, taskTtlMs: 1_000, now: () => clock.ms });
+    try {
+      assert.equal(await reopened.failRunning((task) => ({ ...task, status: { ...task.status, state: 'failed' } })), 1);
+      assert.equal(await reopened.countTasks(), 1, 'failRunning replaces, never adds');
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('schema version 6 counts the rows version 5 left, and drops its triggers', async () => {
+    const dir = tempDir();
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'airlock.db');
+    const db = new Database(path);
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 5));
+    const insert = db.prepare(
+      "INSERT INTO tasks (id, owner, context_id, state, terminal, status_ts, updated_at, body) VALUES (?, 'client:a@echo', 'c', 'working', 0, 1, ?, '{}')",
+    );
+    for (let i = 0; i < 7; i++) insert.run(`t${i}`, Date.now());
+    db.prepare('UPDATE task_count SET tasks = 99').run(); // a count gone wrong is taken afresh
+    assert.deepEqual(migrateSqlite(db).applied, [6]);
+    assert.equal(db.prepare('SELECT tasks FROM task_count').pluck().get(), 7);
+    assert.deepEqual(db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").all(), []);
+    db.close();
   });
 
   it('the background sweep runs on its timer, and close() stops it', async () => {

@@ -205,7 +205,7 @@ export class SqliteTaskStore implements TaskStore {
     this.commits = new SqliteGroupCommit({
       isOpen: () => db.open,
       writeBatch: (params) => guard(() => sql.writeBatch(params)),
-      writeOne: (params) => guard(() => sql.upsert.run(params).changes),
+      writeOne: (params) => guard(() => sql.writeOne(params)),
       changed: (owner) => this.totals.changed(owner),
     });
     this.listing = {
@@ -245,6 +245,7 @@ export class SqliteTaskStore implements TaskStore {
     }
     if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
     const params = this.upsertParams(owner, task, nowMs, statusMs);
+    if (options?.created === true) params.created = 1;
     // Group commit: see SqliteGroupCommit.
     return this.commits.enqueue(owner, params);
   }
@@ -297,10 +298,10 @@ export class SqliteTaskStore implements TaskStore {
     const expiredBefore = this.expiredBefore(this.clock.now());
     const deleted = guard(() =>
       this.db.transaction((): number => {
-        const expired = this.sql.deleteExpired.run(expiredBefore, limit).changes;
+        const expired = this.sql.deleteExpired(expiredBefore, limit);
         const excess = (this.sql.readCount.get() ?? 0) - this.maxTasks;
         const room = limit - expired;
-        const evicted = excess > 0 && room > 0 ? this.sql.deleteOldestFinished.run(Math.min(excess, room)).changes : 0;
+        const evicted = excess > 0 && room > 0 ? this.sql.deleteOldestFinished(Math.min(excess, room)) : 0;
         return expired + evicted;
       })(),
     );
@@ -318,7 +319,7 @@ export class SqliteTaskStore implements TaskStore {
         const idle = parkedIdle(this.shareSql, nowMs - this.shares.parkedTtlMs, this.expiredBefore(nowMs), limit);
         return idle.map(({ owner, task }) => {
           const replacement = failedByParkedTtl(task, timestamp);
-          this.sql.upsert.run(this.upsertParams(owner, replacement, nowMs));
+          this.sql.writeOne(this.upsertParams(owner, replacement, nowMs));
           return { owner, task: replacement };
         });
       })(),
@@ -356,7 +357,7 @@ export class SqliteTaskStore implements TaskStore {
       guard(() =>
         this.db.transaction(() => {
           for (const { owner, task } of replacements)
-            this.sql.upsert.run(this.upsertParams(owner, task, this.clock.now()));
+            this.sql.writeOne(this.upsertParams(owner, task, this.clock.now()));
           this.totals.clear();
         })(),
       );

@@ -121,6 +121,7 @@ describe('pendingMigrations', () => {
       '0d1c2ce3213042b92e6deb9401bdb01d90af189df64cfcd789cc627c0f0647f3',
       'fb34a146af92a2f9a6c08dcb07a88bd585b076806e4d44b5405c5abe7d3f45e6',
       '6695f78cd3a13c308ad2f001596bb47378c5853ef5aee198592fed3184258d8c',
+      'f36cc883e86f8ab4d5a024f624d347b342a84af185c4cb92f663191ba6b7c79d',
     ]);
     assert.deepEqual(POSTGRES_MIGRATIONS.map(checksumOf), [
       '4684d469ba02478198e53641ffd9b76cabad3ec4fe8a7c03359d4952a39ec372',
@@ -128,6 +129,7 @@ describe('pendingMigrations', () => {
       '6a6d94c7d173a51796c6a53382b86443699fcab3ef3f75749acd32f0eecb8913',
       '329b6587968eb8fbeefd18f8bfd1a5feaa0097f429bd811c1de81df4fb5da9b4',
       'b59bf656529c28ffa3fccbbda5076042f7ee4416b27fe69f1a51533702556149',
+      '65492a59a91d87c54d20dfa4332a2f8664503cfac46fddc0847af863c58e07e0',
     ]);
   });
 });
@@ -207,7 +209,7 @@ describe('choosing and opening a store', () => {
     await memory.close();
     const sqlite = await openTaskStore(sqliteSpecForDataDir(join(tempDir(), 'data')));
     assert.ok(sqlite instanceof SqliteTaskStore);
-    assert.deepEqual(sqlite.migration.applied, [1, 2, 3, 4, 5]);
+    assert.deepEqual(sqlite.migration.applied, [1, 2, 3, 4, 5, 6]);
     await sqlite.close();
   });
 
@@ -216,7 +218,7 @@ describe('choosing and opening a store', () => {
     const store = await openTaskStore({ type: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 });
     try {
       assert.ok(store instanceof PostgresTaskStore);
-      assert.deepEqual(store.migration.applied, [1, 2, 3, 4, 5]);
+      assert.deepEqual(store.migration.applied, [1, 2, 3, 4, 5, 6]);
     } finally {
       await store.close();
       await withClient((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));

@@ -27,6 +27,7 @@ import {
   type ShareBounds,
 } from '../fair-shares.js';
 import { principalOfOwner } from '../principal.js';
+import { prepareCount } from './statements.js';
 
 /** One principal's owner keys (see ownerRangeOf), on the index that also carries state. */
 const PRINCIPAL_ROWS = `FROM tasks INDEXED BY tasks_owner_state_list
@@ -52,12 +53,16 @@ interface ShareParams {
  */
 export interface SqliteShareStatements {
   readonly counts: Statement<[ShareParams], { tasks: number; parked: number; finished: number }>;
-  readonly evictOwnFinished: Statement<[ShareParams & { count: number }]>;
+  /** Deletes the principal's `count` oldest finished tasks (row count kept); returns how many. */
+  readonly evictOwnFinished: (params: ShareParams & { count: number }) => number;
   readonly parkedIdle: Statement<
     [{ parkedBefore: number; expiredBefore: number; limit: number }],
     { owner: string; body: string }
   >;
 }
+
+/** A principal's oldest finished tasks, `@count` of them (its range as in {@link ShareParams}). */
+export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count)`;
 
 /**
  * Prepares the share statements (after the migrations: they name migration 2's index).
@@ -68,12 +73,14 @@ export interface SqliteShareStatements {
  * ```
  */
 export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatements {
+  const evict = db.prepare<[ShareParams & { count: number }]>(EVICT_OWN_FINISHED_SQL);
+  const count = prepareCount(db);
   return {
     counts: db.prepare(
       `SELECT count(*) AS tasks, coalesce(sum(${PARKED}), 0) AS parked, coalesce(sum(${TERMINAL}), 0) AS finished ${PRINCIPAL_ROWS}`,
     ),
-    evictOwnFinished: db.prepare(
-      `DELETE FROM tasks WHERE rowid IN (SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count)`,
+    evictOwnFinished: db.transaction((params: ShareParams & { count: number }) =>
+      count.removed(evict.run(params).changes),
     ),
     parkedIdle: db.prepare(
       `SELECT owner, body FROM tasks INDEXED BY tasks_parked
@@ -112,8 +119,7 @@ export function checkShare(
     bounds.counted(principal, counts.tasks, counts.parked, 0);
     throw quotaRefusal(decision.quota, limits, owner);
   }
-  const evicted =
-    decision.kind === 'admit' ? 0 : statements.evictOwnFinished.run({ ...params, count: decision.count }).changes;
+  const evicted = decision.kind === 'admit' ? 0 : statements.evictOwnFinished({ ...params, count: decision.count });
   bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, 0);
   return evicted;
 }
