@@ -181,7 +181,7 @@ export function printSummary(summaries: readonly ServerSummary[], result: Ratios
     console.log(
       `${'floor (the work by hand): raw/floor CPU'.padEnd(40)} ${formatRatio(floor)}` +
         (floor < GUARDED_CPU_TARGET
-          ? `  (the work alone is below the every-guard target of ≥ ${GUARDED_CPU_TARGET}×)`
+          ? `  (the work alone does not reach the every-guard target of ≥ ${GUARDED_CPU_TARGET}×)`
           : ''),
     );
     const over = (result.cpu.guarded ?? Number.NaN) / floor;
