@@ -40,7 +40,8 @@ const token = process.env.BENCH_TOKEN;
 if (token === undefined || token.length === 0) throw new Error('floor-http: BENCH_TOKEN is required');
 const digest = createHash('sha256').update(token).digest();
 const audited = process.env.FLOOR_AUDIT !== '0';
-const auditDir = process.env.FLOOR_AUDIT_FILE === undefined ? mkdtempSync(join(tmpdir(), 'floor-')) : undefined;
+const auditDir =
+  audited && process.env.FLOOR_AUDIT_FILE === undefined ? mkdtempSync(join(tmpdir(), 'floor-')) : undefined;
 const auditFd = audited ? openSync(process.env.FLOOR_AUDIT_FILE ?? join(auditDir!, 'audit.jsonl'), 'a') : -1;
 
 const tasks = new Map<string, object>();

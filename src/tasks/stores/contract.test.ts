@@ -22,15 +22,15 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Task, TaskState } from '../../protocol/model.js';
+import { CREATED } from '../store.js';
 import { runTaskStoreContract } from './contract/index.js';
 import { StoreSchemaError, StoreUnavailableError, TaskStoreInputError } from './errors.js';
 import { MemoryTaskStore } from './memory.js';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres.js';
 import { PostgresTaskStore } from './postgres.js';
 import type { PostgresTaskStoreOptions } from './postgres.js';
-import { SqliteTaskStore } from './sqlite.js';
 import { migrateSqlite, SQLITE_MIGRATIONS } from './migrations/sqlite.js';
-import { CREATED } from '../store.js';
+import { SqliteTaskStore } from './sqlite.js';
 import type { SqliteTaskStoreOptions } from './sqlite.js';
 import { EVICT_OWN_FINISHED_SQL } from './sqlite/shares.js';
 import { DELETE_EXPIRED_SQL, DELETE_OLDEST_FINISHED_SQL } from './sqlite/statements.js';
@@ -351,11 +351,17 @@ describe('SqliteTaskStore, beyond the contract', () => {
     await store.put('client:carol@echo', makeTask('c0', 30), CREATED);
     assert.ok(store.sweep() > 0);
     await agree('expiry');
+    // A process of an older build, still serving the file after the migration, writes without
+    // keeping the count: the next open counts the rows afresh.
+    db.prepare(
+      "INSERT INTO tasks (id, owner, context_id, state, terminal, status_ts, updated_at, body) VALUES ('old', 'client:old@echo', 'c', 'completed', 1, 1, ?, '{}')",
+    ).run(clock.ms);
     await store.close();
     const reopened = await SqliteTaskStore.open({ path, taskTtlMs: 1_000, now: () => clock.ms });
     try {
+      assert.equal(await reopened.countTasks(), 2, 'counted afresh on open');
       assert.equal(await reopened.failRunning((task) => ({ ...task, status: { ...task.status, state: 'failed' } })), 1);
-      assert.equal(await reopened.countTasks(), 1, 'failRunning replaces, never adds');
+      assert.equal(await reopened.countTasks(), 2, 'failRunning replaces, never adds');
     } finally {
       await reopened.close();
     }

@@ -194,6 +194,7 @@ export class SqliteTaskStore implements TaskStore {
       this.migration = guard(() => migrateSqlite(db));
       this.db = db;
       this.sql = prepareStatements(db);
+      guard(() => this.sql.recount());
       this.shareSql = prepareShareStatements(db);
       this.approvals = new SqliteApprovalRecords(db);
       this.push = sqlitePush(db);

@@ -43,7 +43,9 @@
  * Version 6: `task_count` without its triggers. The statements that insert and delete tasks keep
  * it, in their own transaction, one update per transaction (`prepareCount` in
  * `sqlite/statements.ts`): the two triggers made one per row inserted or deleted, about a
- * seventh of the SQLite row's CPU per request. The count is taken afresh when it is applied.
+ * seventh of the SQLite row's CPU per request. The count is taken afresh when it is applied,
+ * and again each time the store opens (a process of an older build still serving the file after
+ * the migration writes without keeping it).
  *
  * @example
  * ```ts

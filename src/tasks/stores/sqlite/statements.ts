@@ -56,6 +56,12 @@ export interface SqliteStatements {
   /** Deletes the `count` least recently updated finished tasks; returns how many. */
   readonly deleteOldestFinished: (count: number) => number;
   readonly readCount: Statement<[], number>;
+  /**
+   * Sets the row count from the table (`count(*)`, once, when the store opens): heals a count
+   * that a process of a build before schema version 6, still serving the file after the
+   * migration, left behind by writing without it.
+   */
+  readonly recount: () => void;
 }
 
 /**
@@ -106,6 +112,7 @@ export function prepareStatements(db: SqliteDatabase): SqliteStatements {
     ),
     deleteOldestFinished: db.transaction((limit: number) => count.removed(oldestFinished.run(limit).changes)),
     readCount: db.prepare<[], number>('SELECT tasks FROM task_count').pluck(),
+    recount: () => void db.prepare('UPDATE task_count SET tasks = (SELECT count(*) FROM tasks)').run(),
   };
 }
 
