@@ -47,11 +47,11 @@ describe('airlock db migrate', () => {
     const first = capture();
     assert.equal(await dbMigrateCommand({ data, env: {} }, first.output), 0);
     assert.deepEqual(first.out, [
-      `migrated sqlite:${join(data, 'airlock.db')}: schema version 6 (applied 1, 2, 3, 4, 5, 6)\n`,
+      `migrated sqlite:${join(data, 'airlock.db')}: schema version 7 (applied 1, 2, 3, 4, 5, 6, 7)\n`,
     ]);
     const second = capture();
     assert.equal(await dbMigrateCommand({ data, env: {} }, second.output), 0);
-    assert.match(second.out[0] ?? '', /schema version 6 \(already current\)/);
+    assert.match(second.out[0] ?? '', /schema version 7 \(already current\)/);
   });
 
   it('with nothing but a memory store there is nothing to migrate (exit 2)', async () => {
@@ -110,7 +110,7 @@ describe('airlock db migrate', () => {
       assert.equal(await dbMigrateCommand({ schema, env: { DATABASE_URL: POSTGRES_URL } }, run.output), 0);
       assert.match(
         run.out[0] ?? '',
-        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 6 \(applied 1, 2, 3, 4, 5, 6\)\n$/,
+        /^migrated postgres:\/\/.* \(schema airlock_test_[0-9a-f]+\): schema version 7 \(applied 1, 2, 3, 4, 5, 6, 7\)\n$/,
       );
       const again = capture();
       assert.equal(await dbMigrateCommand({ url: POSTGRES_URL, schema, env: {} }, again.output), 0);

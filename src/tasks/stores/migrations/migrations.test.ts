@@ -122,6 +122,7 @@ describe('pendingMigrations', () => {
       'fb34a146af92a2f9a6c08dcb07a88bd585b076806e4d44b5405c5abe7d3f45e6',
       '6695f78cd3a13c308ad2f001596bb47378c5853ef5aee198592fed3184258d8c',
       'f36cc883e86f8ab4d5a024f624d347b342a84af185c4cb92f663191ba6b7c79d',
+      '43e037416a7f84ba8b3228bb8b5b71ab4835cf1bccf62deaa11e86c7d4b57241',
     ]);
     assert.deepEqual(POSTGRES_MIGRATIONS.map(checksumOf), [
       '4684d469ba02478198e53641ffd9b76cabad3ec4fe8a7c03359d4952a39ec372',
@@ -130,6 +131,7 @@ describe('pendingMigrations', () => {
       '329b6587968eb8fbeefd18f8bfd1a5feaa0097f429bd811c1de81df4fb5da9b4',
       'b59bf656529c28ffa3fccbbda5076042f7ee4416b27fe69f1a51533702556149',
       '65492a59a91d87c54d20dfa4332a2f8664503cfac46fddc0847af863c58e07e0',
+      'befee9ee1ba9322115a3f6192e476f51f9378b5ba8d7b5425f1d82843bb1c89b',
     ]);
   });
 });
@@ -209,7 +211,7 @@ describe('choosing and opening a store', () => {
     await memory.close();
     const sqlite = await openTaskStore(sqliteSpecForDataDir(join(tempDir(), 'data')));
     assert.ok(sqlite instanceof SqliteTaskStore);
-    assert.deepEqual(sqlite.migration.applied, [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(sqlite.migration.applied, [1, 2, 3, 4, 5, 6, 7]);
     await sqlite.close();
   });
 
@@ -218,7 +220,7 @@ describe('choosing and opening a store', () => {
     const store = await openTaskStore({ type: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 });
     try {
       assert.ok(store instanceof PostgresTaskStore);
-      assert.deepEqual(store.migration.applied, [1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(store.migration.applied, [1, 2, 3, 4, 5, 6, 7]);
     } finally {
       await store.close();
       await withClient((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));

@@ -47,6 +47,15 @@
  * and again each time the store opens (a process of an older build still serving the file after
  * the migration writes without keeping it).
  *
+ * Version 7: two indexes on `tasks` where there were five (besides the primary key and
+ * `tasks_parked`), because each B-tree a task's row goes into costs CPU and WAL pages on every
+ * write. `tasks_by_owner` (owner, status_ts, id, then updated_at, state and context_id carried)
+ * serves every ListTasks shape and a principal's shares: a filter by context or state reads the
+ * owner's index entries, never the table, bounded by the principal's task quota. `tasks_by_age`
+ * (terminal, updated_at) serves both sweeps: the expired tasks (both values of `terminal`) and
+ * the oldest finished ones. The context list index alone cost about a fifth of a task's write:
+ * its key (a context id) puts each row at a random place.
+ *
  * @example
  * ```ts
  * const db = new Database('/var/lib/airlock/airlock.db');
@@ -177,6 +186,19 @@ CREATE TABLE turn_leases (
 DROP TRIGGER tasks_counted_in;
 DROP TRIGGER tasks_counted_out;
 UPDATE task_count SET tasks = (SELECT count(*) FROM tasks);
+`,
+  },
+  {
+    version: 7,
+    name: 'two task indexes',
+    sql: `
+DROP INDEX tasks_owner_list;
+DROP INDEX tasks_owner_context_list;
+DROP INDEX tasks_owner_state_list;
+DROP INDEX tasks_expiry;
+DROP INDEX tasks_eviction;
+CREATE INDEX tasks_by_owner ON tasks (owner, status_ts DESC, id DESC, updated_at, state, context_id);
+CREATE INDEX tasks_by_age ON tasks (terminal, updated_at);
 `,
   },
 ];

@@ -29,8 +29,8 @@ import {
 import { principalOfOwner } from '../principal.js';
 import { prepareCount } from './statements.js';
 
-/** One principal's owner keys (see ownerRangeOf), on the index that also carries state. */
-const PRINCIPAL_ROWS = `FROM tasks INDEXED BY tasks_owner_state_list
+/** One principal's owner keys (see ownerRangeOf), on the owner index (it carries state). */
+const PRINCIPAL_ROWS = `FROM tasks INDEXED BY tasks_by_owner
   WHERE owner >= @low AND owner < @high AND instr(substr(owner, @tail), '@') = 0 AND updated_at > @expiredBefore`;
 const TERMINAL = `state IN ('completed', 'failed', 'canceled', 'rejected')`;
 /** Written exactly as the partial index `tasks_parked` is, so that SQLite uses it. */

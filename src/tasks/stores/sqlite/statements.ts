@@ -28,13 +28,16 @@ interface ListStatements {
 /** A task's row as the writes take it (named parameters; `created: 1` for a new task's first put). */
 type UpsertParams = Record<string, string | number>;
 
-/** The sweep's first delete: tasks idle since `?`, oldest first, at most `?`. */
+/**
+ * The sweep's first delete: up to `?` tasks idle since `?` (each is gone for every reader
+ * already, so which go first does not matter: the next batch takes the rest).
+ */
 export const DELETE_EXPIRED_SQL = `DELETE FROM tasks WHERE rowid IN
-  (SELECT rowid FROM tasks INDEXED BY tasks_expiry WHERE updated_at <= ? ORDER BY updated_at LIMIT ?)`;
+  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal IN (0, 1) AND updated_at <= ? LIMIT ?)`;
 
 /** The sweep's eviction above `maxTasks`: the `?` least recently updated finished tasks. */
 export const DELETE_OLDEST_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN
-  (SELECT rowid FROM tasks INDEXED BY tasks_eviction WHERE terminal = 1 ORDER BY updated_at LIMIT ?)`;
+  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal = 1 ORDER BY updated_at LIMIT ?)`;
 
 /**
  * The store's prepared statements.
@@ -210,16 +213,12 @@ UPDATE tasks SET
 WHERE id = @id AND (owner = @owner OR updated_at <= @expiredBefore)`;
 
 /**
- * The index for each filter combination, named with INDEXED BY so that the planner (which has
- * no statistics) can never pick the wrong one. Context and state together use the context
- * index: a context holds one conversation's tasks, and the index carries `state`.
+ * Every filter combination reads the owner's index (schema version 7), named with INDEXED BY so
+ * that the planner (which has no statistics) can never pick another: it carries `state` and
+ * `context_id`, so a filter skips entries without reading the table, and the owner's entries
+ * are bounded by its principal's task quota.
  */
-const INDEX_FOR: Record<FilterShape, string> = {
-  owner: 'tasks_owner_list',
-  context: 'tasks_owner_context_list',
-  state: 'tasks_owner_state_list',
-  contextState: 'tasks_owner_context_list',
-};
+const LIST_INDEX = 'tasks_by_owner';
 
 /**
  * The page and count statements of one filter combination. The page is a keyset query below
@@ -234,14 +233,14 @@ function prepareList(db: SqliteDatabase, shape: FilterShape): ListStatements {
     'status_ts >= @floor',
     'updated_at > @expiredBefore',
   ].join(' AND ');
-  const from = `FROM tasks INDEXED BY ${INDEX_FOR[shape]} WHERE ${where}`;
+  const from = `FROM tasks INDEXED BY ${LIST_INDEX} WHERE ${where}`;
   return {
     page: db.prepare(
       `SELECT id, status_ts, body ${from}
          AND status_ts <= @boundMs AND (status_ts < @boundMs OR id < @boundId)
        ORDER BY status_ts DESC, id DESC LIMIT @limit`,
     ),
-    // O(matching rows), but only index entries: the index carries every column it filters on.
+    // O(the owner's rows), but only index entries: the index carries every column it filters on.
     // With the oldest `updated_at`: a reused count is good only until that task expires.
     count: db.prepare<[Record<string, string | number>], { total: number; oldest: number | null }>(
       `SELECT count(*) AS total, min(updated_at) AS oldest ${from}`,
