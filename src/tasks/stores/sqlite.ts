@@ -240,7 +240,9 @@ export class SqliteTaskStore implements TaskStore {
     const nowMs = this.clock.now();
     if (options?.created === true) {
       const evicted = guard(() =>
-        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs)),
+        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs), (principal) =>
+          this.commits.createdPending(principal),
+        ),
       );
       if (evicted > 0) this.totals.clear();
     }

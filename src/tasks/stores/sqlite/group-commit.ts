@@ -12,6 +12,7 @@
  */
 import { ownerConflict } from '../durable.js';
 import { StoreUnavailableError } from '../errors.js';
+import { principalOfOwner } from '../principal.js';
 import { STORE_NAME } from './database.js';
 
 type UpsertParams = Record<string, string | number>;
@@ -53,13 +54,28 @@ interface PendingPut {
 export class SqliteGroupCommit {
   readonly #writer: SqliteRowWriter;
   #pending: PendingPut[] = [];
+  /** New tasks queued (a put with `created: 1`), by principal: not in the file yet. */
+  readonly #created = new Map<string, number>();
 
   constructor(writer: SqliteRowWriter) {
     this.#writer = writer;
   }
 
+  /**
+   * New tasks of `principal` queued for this turn's transaction: a share count reads the file,
+   * which holds them only once the batch is written, so it adds these (else a burst at the quota
+   * would be counted again every few creations, and admitted past it).
+   */
+  createdPending(principal: string): number {
+    return this.#created.get(principal) ?? 0;
+  }
+
   /** Queues a put for this turn's transaction; resolves once it is written. */
   enqueue(owner: string, params: UpsertParams): Promise<void> {
+    if (params.created === 1) {
+      const principal = principalOfOwner(owner);
+      this.#created.set(principal, (this.#created.get(principal) ?? 0) + 1);
+    }
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ owner, params, resolve, reject });
       if (this.#pending.length === 1) setImmediate(this.flush);
@@ -71,6 +87,8 @@ export class SqliteGroupCommit {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
+    // Written (or refused) below, synchronously: no count can run before they are in the file.
+    this.#created.clear();
     const writer = this.#writer;
     if (!writer.isOpen()) {
       for (const put of batch) put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));

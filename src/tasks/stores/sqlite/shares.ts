@@ -91,12 +91,13 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
 
 /**
  * Admits a new task of `owner` under its principal's share: evicts its own oldest finished tasks
- * when it is at its task quota; returns how many went.
+ * when it is at its task quota; returns how many went. `createdPending(principal)`: its new
+ * tasks queued for the group commit, not in the file yet (counted as unfinished).
  *
  * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`.
  * @example
  * ```ts
- * if (checkShare(shares, bounds, limits, owner, expiredBefore) > 0) totals.clear();
+ * if (checkShare(shares, bounds, limits, owner, expiredBefore, () => 0) > 0) totals.clear();
  * ```
  */
 export function checkShare(
@@ -105,6 +106,7 @@ export function checkShare(
   limits: ResolvedFairShares,
   owner: string,
   expiredBefore: number,
+  createdPending: (principal: string) => number,
 ): number {
   const principal = principalOfOwner(owner);
   if (bounds.admits(principal, limits, 0)) {
@@ -113,7 +115,8 @@ export function checkShare(
   }
   const range = ownerRangeOf(principal);
   const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
-  const counts = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
+  const stored = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
+  const counts = { ...stored, tasks: stored.tasks + createdPending(principal) };
   const decision = shareDecision(counts, limits);
   if (decision.kind === 'refuse') {
     bounds.counted(principal, counts.tasks, counts.parked, 0);

@@ -1,0 +1,84 @@
+/**
+ * The SQLite store's shares under a burst: new tasks queued in one event-loop turn are not in
+ * the file until the group commit writes them, so a share count must add them. Without that a
+ * burst at the quota was admitted past it, and counted again every few creations.
+ *
+ * @example
+ * ```sh
+ * node --import tsx --test src/tasks/stores/sqlite/shares.test.ts
+ * ```
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { Task, TaskState } from '../../../protocol/model.js';
+import { CapacityError } from '../../policy.js';
+import { CREATED } from '../../store.js';
+import { SqliteTaskStore } from '../sqlite.js';
+
+const OWNER = 'client:alice@echo';
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function openStore(maxTasksPerPrincipal: number): Promise<{ store: SqliteTaskStore; counts: () => number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-shares-'));
+  dirs.push(dir);
+  const store = await SqliteTaskStore.open({ path: join(dir, 'airlock.db'), maxTasksPerPrincipal });
+  // Counts the share counts the store makes (each one reads the principal's index entries).
+  const statements = (store as unknown as { shareSql: { counts: { get: (params: unknown) => unknown } } }).shareSql;
+  const get = statements.counts.get.bind(statements.counts);
+  let made = 0;
+  statements.counts.get = (params) => {
+    made += 1;
+    return get(params);
+  };
+  return { store, counts: () => made };
+}
+
+function task(id: string, state: TaskState): Task {
+  return { id, contextId: 'c', status: { state, timestamp: new Date().toISOString() }, artifacts: [], history: [] };
+}
+
+/** `count` new tasks put in one turn (none awaited before the next is put). */
+function burst(store: SqliteTaskStore, prefix: string, count: number, state: TaskState) {
+  return Promise.allSettled(
+    Array.from({ length: count }, (_, i) => store.put(OWNER, task(`${prefix}${i}`, state), CREATED)),
+  );
+}
+
+describe('SQLite shares under a burst', () => {
+  it('a burst of new tasks in one turn is held to the quota: the rest are refused naming it', async () => {
+    const { store } = await openStore(10);
+    try {
+      const results = await burst(store, 'b', 20, 'working');
+      assert.equal(results.filter((result) => result.status === 'fulfilled').length, 10);
+      const refused = results.filter((result) => result.status === 'rejected');
+      assert.equal(refused.length, 10);
+      for (const result of refused)
+        assert.ok(result.reason instanceof CapacityError && result.reason.quota === 'task_quota');
+      assert.equal(await store.countTasks(), 10);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('bursts at the quota evict the principal’s own finished tasks with one count per tenth of it', async () => {
+    const { store, counts } = await openStore(100);
+    try {
+      for (let round = 0; round < 10; round++) {
+        const results = await burst(store, `r${round}-`, 50, 'completed');
+        assert.ok(results.every((result) => result.status === 'fulfilled'));
+        assert.ok((await store.countTasks()) <= 100, `round ${round}: ${await store.countTasks()} stored`);
+      }
+      // 500 creations at a quota of 100, a tenth (10) evicted at a time at the least: about 40
+      // counts; recounting every few creations made hundreds.
+      assert.ok(counts() <= 50, `${counts()} share counts`);
+    } finally {
+      await store.close();
+    }
+  });
+});
