@@ -596,7 +596,7 @@ describe('PostgresTaskStore, beyond the contract', { skip: postgresSkip }, () =>
         [
           'p_share',
           shareStatements.admit,
-          ['owner7@', 'owner7A', 8, 0, 1000, 100],
+          ['owner7@', 'owner7A', 8, 0, 1000, 100, 0],
           /(Index (Only )?Scan using|Bitmap Index Scan on) tasks_owner_(state_)?list/,
         ],
         ['p_parked', shareStatements.parkedIdle, [now, 0, 1000], /Index Scan using tasks_parked/],

@@ -217,22 +217,9 @@ export class PostgresTaskStore implements TaskStore {
   async put(owner: string, task: Task, options?: PutOptions): Promise<void> {
     const statusMs = statusMsOf(task, STORE_NAME);
     checkStorableKeys(STORE_NAME, owner, task);
-    if (options?.created === true) {
-      const evicted = await admitShare(
-        (name, text, values) => this.query(name, text, values),
-        this.shareSql,
-        this.shareBounds,
-        this.shares,
-        owner,
-        this.expiredBefore(),
-      );
-      if (evicted > 0) {
-        this.totals.clear();
-        this.vacuum.changed(evicted);
-      }
-    }
-    if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
     // Everything is read from the task now: the caller may hand over a new object right after.
+    // Before the admission, too: between an admitted new task and its enqueue nothing may throw
+    // (the group commit counts it as unwritten until its batch is over).
     const row: PendingRow = {
       id: task.id,
       owner,
@@ -242,7 +229,23 @@ export class PostgresTaskStore implements TaskStore {
       statusMs,
       body: JSON.stringify(task),
     };
-    return this.commits.enqueue(row);
+    if (options?.created === true) {
+      const evicted = await admitShare(
+        (name, text, values) => this.query(name, text, values),
+        this.shareSql,
+        this.shareBounds,
+        this.shares,
+        owner,
+        this.expiredBefore(),
+        this.commits,
+      );
+      if (evicted > 0) {
+        this.totals.clear();
+        this.vacuum.changed(evicted);
+      }
+    }
+    if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
+    return this.commits.enqueue(row, options?.created === true);
   }
 
   /** One group commit's statement: the rows as parallel arrays; returns the ids written. */

@@ -76,6 +76,18 @@ export function describeShares({ open }: ContractHarness): void {
       assert.ok(await store.get(BOB, 'b2'), 'another principal still creates tasks');
     });
 
+    void it('new tasks put at once (none awaited) are held to the quota too: the rest are refused', async () => {
+      // A durable store writes a turn's puts together: a count that missed the ones not yet
+      // written admitted the whole burst.
+      const { store } = await open({ maxTasksPerPrincipal: 10 });
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) => store.put(ALICE_ECHO, makeTask({ id: `burst-${i}` }), CREATED)),
+      );
+      assert.equal(results.filter((result) => result.status === 'fulfilled').length, 10);
+      for (const result of results) if (result.status === 'rejected') refusedFor('task_quota')(result.reason);
+      assert.equal((await store.list(ALICE_ECHO, { pageSize: 100 })).totalSize, 10);
+    });
+
     void it('a principal whose key has another as its prefix has a share of its own', async () => {
       const { store } = await open({ maxTasksPerPrincipal: 1 });
       await store.put(ALICE_ECHO, makeTask({ id: 'a1' }), CREATED);

@@ -12,6 +12,7 @@
  * ```
  */
 import { ownerConflict } from '../durable.js';
+import { principalOfOwner } from '../principal.js';
 
 /**
  * One task's row, as a put hands it over (everything read from the task at put time).
@@ -45,6 +46,8 @@ export type WriteRows = (rows: readonly PendingRow[]) => Promise<ReadonlySet<str
 /** A row waiting for the group commit, and every put it answers. */
 interface PendingWrite {
   row: PendingRow;
+  /** One of its puts made the task (a share count must see it before it is in the table). */
+  created: boolean;
   waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
 }
 
@@ -64,6 +67,8 @@ export class GroupCommit {
   readonly #storeName: string;
   /** Puts waiting for the next group commit, by task id. */
   readonly #pending = new Map<string, PendingWrite>();
+  /** Admitted new tasks whose batch is not over yet, by principal (see admitted). */
+  readonly #unwritten = new Map<string, number>();
   /** The batch being written, if any: one at a time, so the puts of a task stay in order. */
   #flushing: Promise<void> | undefined;
   #flushScheduled = false;
@@ -73,17 +78,65 @@ export class GroupCommit {
     this.#storeName = storeName;
   }
 
-  /** Queues a row; resolves when it is committed, rejects with the write's error or `owner_conflict`. */
-  enqueue(row: PendingRow): Promise<void> {
+  /**
+   * Queues a row (`created`: the put that makes the task, admitted with {@link admitted}
+   * before); resolves when it is committed, rejects with the write's error or `owner_conflict`.
+   */
+  enqueue(row: PendingRow, created = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const pending = this.#pending.get(row.id);
-      if (pending === undefined) this.#pending.set(row.id, { row, waiters: [{ resolve, reject }] });
+      if (pending === undefined) this.#pending.set(row.id, { row, created, waiters: [{ resolve, reject }] });
       else {
         pending.row = row;
+        pending.created ||= created;
         pending.waiters.push({ resolve, reject });
       }
       this.#scheduleFlush();
     });
+  }
+
+  /**
+   * A new task of `principal` was admitted to its share: it counts as unwritten until the batch
+   * holding its row is over (committed or failed). Called in the same turn as the admission,
+   * then {@link enqueue} with `created`.
+   */
+  admitted(principal: string): void {
+    this.#unwritten.set(principal, (this.#unwritten.get(principal) ?? 0) + 1);
+  }
+
+  /**
+   * Runs a share count of `principal` with no batch in flight and none starting until it ends,
+   * handing it the principal's admitted new tasks not yet written: each task is then seen exactly
+   * once, in the table or in that number (a batch written while the count reads could be in
+   * both, or in neither). The queue waits one count's round trip, once per tenth of a quota.
+   *
+   * @example
+   * ```ts
+   * const evicted = await commits.exclusive('client:a', (unwritten) => countAndEvict(unwritten));
+   * ```
+   */
+  async exclusive<T>(principal: string, work: (unwritten: number) => Promise<T>): Promise<T> {
+    while (this.#flushing !== undefined) await this.#flushing;
+    let release = (): void => undefined;
+    this.#flushing = new Promise<void>((resolve) => (release = resolve));
+    try {
+      return await work(this.#unwritten.get(principal) ?? 0);
+    } finally {
+      this.#flushing = undefined;
+      release();
+      if (this.#pending.size > 0) this.#scheduleFlush();
+    }
+  }
+
+  /** The batch's new tasks are written (or failed): no longer unwritten. */
+  #written(batch: readonly PendingWrite[]): void {
+    for (const pending of batch) {
+      if (!pending.created) continue;
+      const principal = principalOfOwner(pending.row.owner);
+      const left = (this.#unwritten.get(principal) ?? 1) - 1;
+      if (left > 0) this.#unwritten.set(principal, left);
+      else this.#unwritten.delete(principal);
+    }
   }
 
   /** Writes until nothing is queued or in flight (close: puts already accepted were promised a write). */
@@ -99,6 +152,8 @@ export class GroupCommit {
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
+      // A share count holds the queue (see exclusive); it schedules the flush when it is done.
+      if (this.#flushing !== undefined) return;
       this.#flushing = this.#flush().finally(() => {
         this.#flushing = undefined;
         if (this.#pending.size > 0) this.#scheduleFlush();
@@ -119,9 +174,11 @@ export class GroupCommit {
     try {
       written = await this.#write(batch.map((pending) => pending.row));
     } catch (error) {
+      this.#written(batch);
       for (const pending of batch) for (const waiter of pending.waiters) waiter.reject(error);
       return;
     }
+    this.#written(batch);
     for (const pending of batch) {
       if (written.has(pending.row.id)) {
         for (const waiter of pending.waiters) waiter.resolve();

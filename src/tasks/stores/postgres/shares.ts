@@ -8,7 +8,9 @@
  * Cost: the count reads the principal's tasks (≤ its quota), so it is made only near a quota:
  * `ShareBounds` keeps an upper bound per principal from its last count plus this replica's
  * creations and parked writes since, counted again once it is a second old (other replicas'
- * writes are not seen here). At its quota a principal gives up a tenth of it at once.
+ * writes are not seen here). At its quota a principal gives up a tenth of it at once. A count
+ * adds the principal's admitted new tasks whose rows the group commit has not written yet, and
+ * runs with no batch in flight (`GroupCommit.exclusive`), so that each task is counted once.
  *
  * Replicas: a principal creating tasks on several replicas at once may hold more than its
  * quota by what the others create within that second (its rate limit bounds it); nothing is
@@ -17,7 +19,7 @@
  * @example
  * ```ts
  * const sql = shareStatementsFor('"public"');
- * const evicted = await admitShare(query, sql, limits, owner, expiredBefore);
+ * const evicted = await admitShare(query, sql, bounds, limits, owner, expiredBefore, commits);
  * ```
  */
 import type { ClientBase, QueryResult, QueryResultRow } from 'pg';
@@ -44,7 +46,7 @@ const PARKED = `state IN ('input-required', 'auth-required')`;
  * ```
  */
 export interface ShareStatements {
-  /** $1 low, $2 high, $3 tail, $4 expiredBefore, $5 maxTasksPerPrincipal, $6 maxParked. */
+  /** $1 low, $2 high, $3 tail, $4 expiredBefore, $5 maxTasksPerPrincipal, $6 maxParked, $7 admitted new tasks not yet written. */
   readonly admit: string;
   /** $1 parkedBefore, $2 expiredBefore, $3 limit; rows locked (SKIP LOCKED) in the sweep's transaction. */
   readonly parkedIdle: string;
@@ -67,7 +69,7 @@ export function shareStatementsFor(schema: string): ShareStatements {
         SELECT id, state, updated_at FROM ${tasks}
         WHERE owner >= $1 AND owner < $2 AND strpos(substr(owner, $3::int), '@') = 0 AND updated_at > $4
       ), counts AS (
-        SELECT count(*) AS tasks,
+        SELECT count(*) + $7::bigint AS tasks,
                count(*) FILTER (WHERE ${PARKED}) AS parked,
                count(*) FILTER (WHERE ${TERMINAL}) AS finished
         FROM mine
@@ -96,6 +98,20 @@ export function shareStatementsFor(schema: string): ShareStatements {
 type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<QueryResult<Row>>;
 
 /**
+ * The group commit as the shares see it (`GroupCommit`): admitted new tasks are counted until
+ * their rows are written, and a count runs with no batch in flight.
+ *
+ * @example
+ * ```ts
+ * const queue: UnwrittenTasks = commits;
+ * ```
+ */
+export interface UnwrittenTasks {
+  admitted(principal: string): void;
+  exclusive<T>(principal: string, work: (unwritten: number) => Promise<T>): Promise<T>;
+}
+
+/**
  * Admits a new task of `owner` under its principal's share (see the module comment); returns how
  * many of its own finished tasks went to make room.
  *
@@ -103,7 +119,7 @@ type Query = <Row extends QueryResultRow>(name: string, text: string, values: un
  *   StoreUnavailableError (from `query`) if the database is unavailable.
  * @example
  * ```ts
- * if ((await admitShare(query, sql, limits, owner, expiredBefore)) > 0) totals.clear();
+ * if ((await admitShare(query, sql, bounds, limits, owner, expiredBefore, commits)) > 0) totals.clear();
  * ```
  */
 export async function admitShare(
@@ -113,6 +129,7 @@ export async function admitShare(
   limits: ResolvedFairShares,
   owner: string,
   expiredBefore: number,
+  queue: UnwrittenTasks,
 ): Promise<number> {
   const principal = principalOfOwner(owner);
   // One count per principal at a time in this process: the creations that arrive meanwhile wait
@@ -120,6 +137,7 @@ export async function admitShare(
   for (;;) {
     if (bounds.admits(principal, limits, Date.now())) {
       bounds.created(principal);
+      queue.admitted(principal);
       return 0;
     }
     const counting = bounds.counting(principal);
@@ -129,7 +147,11 @@ export async function admitShare(
   let done = (): void => undefined;
   bounds.countStarted(principal, new Promise<void>((resolve) => (done = resolve)));
   try {
-    return await countAndEvict(query, sql, bounds, limits, owner, principal, expiredBefore);
+    const evicted = await queue.exclusive(principal, (unwritten) =>
+      countAndEvict(query, sql, bounds, limits, owner, principal, expiredBefore, unwritten),
+    );
+    queue.admitted(principal);
+    return evicted;
   } finally {
     bounds.countEnded(principal);
     done();
@@ -144,13 +166,22 @@ async function countAndEvict(
   owner: string,
   principal: string,
   expiredBefore: number,
+  unwritten: number,
 ): Promise<number> {
   const nowMs = Date.now();
   const range = ownerRangeOf(principal);
   const result = await query<{ tasks: string; parked: string; finished: string; evicted: string }>(
     'airlock_task_share_admit',
     sql.admit,
-    [range.low, range.high, range.tail, expiredBefore, limits.maxTasksPerPrincipal, limits.maxParkedPerPrincipal],
+    [
+      range.low,
+      range.high,
+      range.tail,
+      expiredBefore,
+      limits.maxTasksPerPrincipal,
+      limits.maxParkedPerPrincipal,
+      unwritten,
+    ],
   );
   const row = result.rows[0];
   const counts = {
