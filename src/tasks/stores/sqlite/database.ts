@@ -44,6 +44,12 @@ export function openDatabase(path: string, synchronous: 'full' | 'normal', busyT
       }
       db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+      // Statement journals and sorts in memory, not in files under /var/tmp: a write batch's
+      // statement journal passed SQLite's 64 KiB spill and wrote about 1.3 KB per task to a
+      // temporary file, and each share eviction made, wrote and unlinked another one. Task
+      // bodies (conversations) never touch a shared temporary directory either. Both are
+      // bounded: a statement's pages, a sort of one principal's entries.
+      db.pragma('temp_store = MEMORY');
     });
   } catch (error) {
     db.close();
