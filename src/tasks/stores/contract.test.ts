@@ -193,6 +193,8 @@ describe('SqliteTaskStore, beyond the contract', () => {
         (store as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true });
       assert.equal(pragmaOf(full), 2, 'FULL');
       assert.equal(pragmaOf(normal), 1, 'NORMAL');
+      const tempStore = (full as unknown as { db: Database.Database }).db.pragma('temp_store', { simple: true });
+      assert.equal(tempStore, 2, 'statement journals and sorts in memory, never in files under /var/tmp');
     } finally {
       await full.close();
       await normal.close();
