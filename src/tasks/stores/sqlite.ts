@@ -240,9 +240,7 @@ export class SqliteTaskStore implements TaskStore {
     const nowMs = this.clock.now();
     if (options?.created === true) {
       const evicted = guard(() =>
-        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs), (principal) =>
-          this.commits.createdPending(principal),
-        ),
+        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs), this.commits),
       );
       if (evicted > 0) this.totals.clear();
     }

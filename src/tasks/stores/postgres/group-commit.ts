@@ -46,8 +46,10 @@ export type WriteRows = (rows: readonly PendingRow[]) => Promise<ReadonlySet<str
 /** A row waiting for the group commit, and every put it answers. */
 interface PendingWrite {
   row: PendingRow;
-  /** One of its puts made the task (a share count must see it before it is in the table). */
-  created: boolean;
+  /** How many of its puts made the task (admitted: counted as unwritten until the batch is over). */
+  created: number;
+  /** The principal of the put that made it (a later put of the id may name another owner). */
+  creator: string;
   waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
 }
 
@@ -85,10 +87,16 @@ export class GroupCommit {
   enqueue(row: PendingRow, created = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const pending = this.#pending.get(row.id);
-      if (pending === undefined) this.#pending.set(row.id, { row, created, waiters: [{ resolve, reject }] });
-      else {
+      const made = created ? 1 : 0;
+      const creator = created ? principalOfOwner(row.owner) : '';
+      if (pending === undefined) {
+        this.#pending.set(row.id, { row, created: made, creator, waiters: [{ resolve, reject }] });
+      } else {
         pending.row = row;
-        pending.created ||= created;
+        if (created) {
+          pending.created += 1;
+          pending.creator = creator;
+        }
         pending.waiters.push({ resolve, reject });
       }
       this.#scheduleFlush();
@@ -131,9 +139,9 @@ export class GroupCommit {
   /** The batch's new tasks are written (or failed): no longer unwritten. */
   #written(batch: readonly PendingWrite[]): void {
     for (const pending of batch) {
-      if (!pending.created) continue;
-      const principal = principalOfOwner(pending.row.owner);
-      const left = (this.#unwritten.get(principal) ?? 1) - 1;
+      if (pending.created === 0) continue;
+      const principal = pending.creator;
+      const left = (this.#unwritten.get(principal) ?? 0) - pending.created;
       if (left > 0) this.#unwritten.set(principal, left);
       else this.#unwritten.delete(principal);
     }

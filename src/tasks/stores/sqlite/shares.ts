@@ -90,14 +90,27 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
 }
 
 /**
+ * The group commit as the shares see it (`SqliteGroupCommit`): the new tasks it holds queued,
+ * not in the file yet.
+ *
+ * @example
+ * ```ts
+ * const queued: QueuedTasks = commits;
+ * ```
+ */
+export interface QueuedTasks {
+  createdPending(principal: string): number;
+}
+
+/**
  * Admits a new task of `owner` under its principal's share: evicts its own oldest finished tasks
- * when it is at its task quota; returns how many went. `createdPending(principal)`: its new
- * tasks queued for the group commit, not in the file yet (counted as unfinished).
+ * when it is at its task quota; returns how many went. `queued`: the principal's new tasks
+ * queued for the group commit are counted too (as unfinished).
  *
  * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`.
  * @example
  * ```ts
- * if (checkShare(shares, bounds, limits, owner, expiredBefore, () => 0) > 0) totals.clear();
+ * if (checkShare(shares, bounds, limits, owner, expiredBefore, commits) > 0) totals.clear();
  * ```
  */
 export function checkShare(
@@ -106,7 +119,7 @@ export function checkShare(
   limits: ResolvedFairShares,
   owner: string,
   expiredBefore: number,
-  createdPending: (principal: string) => number,
+  queued: QueuedTasks,
 ): number {
   const principal = principalOfOwner(owner);
   if (bounds.admits(principal, limits, 0)) {
@@ -116,7 +129,7 @@ export function checkShare(
   const range = ownerRangeOf(principal);
   const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
   const stored = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
-  const counts = { ...stored, tasks: stored.tasks + createdPending(principal) };
+  const counts = { ...stored, tasks: stored.tasks + queued.createdPending(principal) };
   const decision = shareDecision(counts, limits);
   if (decision.kind === 'refuse') {
     bounds.counted(principal, counts.tasks, counts.parked, 0);
