@@ -8,15 +8,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { JsonlAuditSink } from '../src/audit/index.js';
-
-const TSX = ['--import', import.meta.resolve('tsx'), resolve('src/cli/main.ts')];
+import { CLI } from './helpers/cli.js';
 
 function airlock(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [...TSX, ...args], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

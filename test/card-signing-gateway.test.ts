@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it, mock } from 'node:test';
 import { verifyAgentCardSignature, type AgentCard as SdkAgentCard } from '@a2a-js/sdk';
 import { cardFetchCommand } from '../src/cli/card.js';
@@ -44,6 +44,7 @@ import {
   withServer,
   type TestGateway,
 } from './helpers/gateway.js';
+import { CLI } from './helpers/cli.js';
 
 type Json = Record<string, unknown>;
 type Shape = '1.0' | '0.3';
@@ -384,13 +385,9 @@ describe('/.well-known/jwks.json without signing, and behind publicCard: false',
 /** `airlock …` in a child process (asynchronously: the gateway it calls runs in this process). */
 function airlockCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), resolve('src/cli/main.ts'), ...args],
-      {
-        env: { ...process.env, AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' },
-      },
-    );
+    const child = spawn(process.execPath, [...CLI, ...args], {
+      env: { ...process.env, AIRLOCK_PRIVATE_ALLOW: '127.0.0.1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { JsonlAuditSink } from '../src/audit/jsonl.js';
 import { auditTime } from '../src/audit/events.js';
@@ -29,12 +29,10 @@ import {
   uniqueName,
 } from './helpers/backing-services.js';
 import { startGateway } from './helpers/gateway.js';
+import { CLI } from './helpers/cli.js';
 
 const pgSkip = await postgresSkip();
 const redisSkipped = await redisSkip();
-
-const MAIN = resolve('src/cli/main.ts');
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -49,7 +47,7 @@ after(async () => {
 });
 
 function airlock(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [...TSX, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [...CLI, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
 }
 
 /** A loopback port nobody listens on (bound, then released). */

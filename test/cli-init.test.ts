@@ -7,16 +7,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfigFile } from '../src/config/load.js';
 import { hashToken } from '../src/config/tokens.js';
-
-const MAIN = resolve('src/cli/main.ts');
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
+import { CLI } from './helpers/cli.js';
 
 function airlock(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [...TSX, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [...CLI, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
 }
 
 describe('airlock init', () => {

@@ -10,17 +10,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { registryPinCommand } from '../src/cli/registry.js';
 import { encodeCardV10 } from '../src/protocol/card/encode.js';
 import type { AgentCard } from '../src/protocol/model.js';
 import { cardTrustDigest } from '../src/trust/index.js';
 import { captureIO } from './helpers/command-io.js';
+import { CLI } from './helpers/cli.js';
 
-const MAIN = resolve('src/cli/main.ts');
-// The children run in a temporary folder, so tsx is named by its resolved location.
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
 const LONG = 'travel-desk-europe-west';
 
 interface Run {
@@ -33,7 +31,7 @@ function airlock(args: string[], cwd: string, env: Record<string, string>): Prom
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AIRLOCK_')));
   return new Promise((done, fail) => {
     // stdin, stdout and stderr are pipes: no terminal, as in a script.
-    const child = spawn(process.execPath, [...TSX, ...args], { cwd, env: { ...inherited, ...env } });
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd, env: { ...inherited, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { Role, TaskState, type Message, type SendMessageRequest } from '@a2a-js/sdk';
@@ -19,13 +19,10 @@ import {
 } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { createServer as createNetServer } from 'node:net';
-
-const MAIN = resolve('src/cli/main.ts');
-// The children run in temporary folders, so tsx is named by its resolved location.
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
+import { CLI } from './helpers/cli.js';
 
 function airlock(args: string[], options: { cwd: string; env?: Record<string, string> }) {
-  return spawnSync(process.execPath, [...TSX, ...args], {
+  return spawnSync(process.execPath, [...CLI, ...args], {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     encoding: 'utf8',
@@ -45,7 +42,7 @@ describe('airlock serve and airlock call', () => {
     writeFileSync(join(dir, 'demo.yaml'), config);
     child = spawn(
       process.execPath,
-      [...TSX, 'serve', '--config', 'demo.yaml', '--port', '0', '--log-level', 'silent'],
+      [...CLI, 'serve', '--config', 'demo.yaml', '--port', '0', '--log-level', 'silent'],
       {
         cwd: dir,
         env: { ...process.env, AIRLOCK_DEMO_TOKEN: '' },

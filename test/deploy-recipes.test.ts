@@ -22,11 +22,10 @@ import { parse } from 'yaml';
 import { dropSchema, postgresSkip, POSTGRES_URL, uniqueName } from './helpers/backing-services.js';
 import { rpc } from './helpers/gateway.js';
 import { exitOf } from './helpers/serve-process.js';
+import { CLI } from './helpers/cli.js';
 
 const DEPLOY = resolve('deploy');
 const TOKEN = 'deploy-recipe-client-token-0123456789abcdef';
-const TSX = import.meta.resolve('tsx');
-const MAIN = resolve('src/cli/main.ts');
 
 const pgSkip = await postgresSkip();
 const children: ChildProcess[] = [];
@@ -78,7 +77,7 @@ async function startRecipe(
   args: string[],
   options: { cwd: string; env: Record<string, string> },
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [...CLI, ...args, '--log-level', 'warn'], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,8 +12,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-
-const TSX = ['--import', import.meta.resolve('tsx'), resolve('src/cli/main.ts')];
+import { CLI } from './helpers/cli.js';
 
 interface Example {
   readonly name: string;
@@ -42,7 +41,7 @@ interface Running {
 function serve(cwd: string, example: Example): Promise<Running> {
   const child = spawn(
     process.execPath,
-    [...TSX, 'serve', '--config', join('examples', example.name), '--log-level', 'silent'],
+    [...CLI, 'serve', '--config', join('examples', example.name), '--log-level', 'silent'],
     {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -142,7 +141,7 @@ describe('every example at once, from one folder', () => {
     const audited = running.filter((run) => run.example.audit !== undefined);
     assert.ok(audited.length >= 6, `${audited.length} examples keep an audit file`);
     for (const { example } of audited) {
-      const verified = spawnSync(process.execPath, [...TSX, 'audit', 'verify', example.audit!], {
+      const verified = spawnSync(process.execPath, [...CLI, 'audit', 'verify', example.audit!], {
         cwd: dir,
         encoding: 'utf8',
       });

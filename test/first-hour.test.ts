@@ -17,12 +17,10 @@ import { after, describe, it } from 'node:test';
 import { parseDocument } from 'yaml';
 import { chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { rpc } from './helpers/gateway.js';
-
-const MAIN = resolve('src/cli/main.ts');
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
+import { CLI } from './helpers/cli.js';
 
 function airlock(args: string[], cwd: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [...TSX, ...args], {
+  return spawnSync(process.execPath, [...CLI, ...args], {
     cwd,
     env: { ...process.env, ...env },
     encoding: 'utf8',
@@ -40,7 +38,7 @@ async function freePort(): Promise<number> {
 
 /** Starts `airlock serve` and resolves once its banner says it listens. */
 async function serve(cwd: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...TSX, 'serve', '--config', 'airlock.yaml', '--log-level', 'silent'], {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', 'airlock.yaml', '--log-level', 'silent'], {
     cwd,
   });
   const lines = createInterface({ input: child.stdout });

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
+  cpSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -30,6 +31,7 @@ import type { CallResult } from '../src/client/index.js';
 import { encodeCardV10 } from '../src/protocol/card.js';
 import type { AgentCard } from '../src/protocol/model.js';
 import { dialectForMethod } from '../src/protocol/version.js';
+import { TRANSPILED_SOURCES } from './helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = readFileSync(join(ROOT, 'docs', 'MCP.md'), 'utf8');
@@ -125,13 +127,19 @@ before(async () => {
   mkdirSync(checkout);
   copyFileSync(join(ROOT, 'package.json'), join(checkout, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const build = spawnSync(
-    process.execPath,
-    [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(checkout, 'dist')],
-    { encoding: 'utf8' },
-  );
-  assert.ok(existsSync(join(checkout, 'dist', 'cli', 'main.js')), `build failed: ${build.stdout}${build.stderr}`);
+  // Under `npm test` the run has transpiled src/ already, laid out as dist/ is.
+  let failed = '';
+  if (TRANSPILED_SOURCES !== undefined) cpSync(TRANSPILED_SOURCES, join(checkout, 'dist'), { recursive: true });
+  else {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const build = spawnSync(
+      process.execPath,
+      [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(checkout, 'dist')],
+      { encoding: 'utf8' },
+    );
+    failed = `${build.stdout}${build.stderr}`;
+  }
+  assert.ok(existsSync(join(checkout, 'dist', 'cli', 'main.js')), `build failed: ${failed}`);
   state = join(dir, 'state');
   mkdirSync(state);
   for (const name of ['weather', 'shop']) agents[name] = await startAgent(name);

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
 import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard } from '@a2a-js/sdk';
@@ -33,6 +33,7 @@ import { UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from '../src/content/ind
 import { HOP_HEADER } from '../src/protocol/headers.js';
 import { sdkAgentCard, sdkInterface, sdkSkill } from './helpers/sdk-card.js';
 import { replyChunk, statusEvent, openingTask, textOf } from './helpers/sdk-events.js';
+import { CLI } from './helpers/cli.js';
 
 type Mode = '1.0' | '0.3';
 
@@ -350,10 +351,6 @@ for (const mode of ['1.0', '0.3'] as const) {
 // ---------------------------------------------------------------------------------------------
 // The CLI, in child processes
 
-const MAIN = resolve('src/cli/main.ts');
-// The children run in temporary folders, so tsx is named by its resolved location.
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
-
 interface Run {
   code: number | null;
   stdout: string;
@@ -364,7 +361,7 @@ interface Run {
 function airlockCli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AIRLOCK_')));
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...TSX, ...args], { cwd, env: { ...inherited, ...env } });
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd, env: { ...inherited, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

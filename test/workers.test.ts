@@ -23,6 +23,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyAuditFile } from '../src/audit/verify.js';
 import { dropSchema, postgresSkip, POSTGRES_URL, uniqueName, waitFor } from './helpers/backing-services.js';
 import { TOKEN_A, TOKEN_C } from './helpers/gateway.js';
+import { CLI } from './helpers/cli.js';
 
 const pgSkip = await postgresSkip();
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -68,7 +69,7 @@ interface Cluster {
 function startCluster(config: string): Cluster {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', config, '--workers', '2', '--log-level', 'info'],
+    [...CLI, 'serve', '--config', config, '--workers', '2', '--log-level', 'info'],
     { cwd: REPO_ROOT, env: { ...process.env, TOKEN_A, TOKEN_C }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -143,11 +144,11 @@ async function sendEcho(url: string, options: { agent?: Agent; token?: string } 
 
 // The refusals start at once, beside the cluster's start (each CLI start takes seconds).
 function refusal(config: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', config, '--workers', '2', ...args],
-    { cwd: REPO_ROOT, env: { ...process.env, TOKEN_A, TOKEN_C, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', config, '--workers', '2', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, TOKEN_A, TOKEN_C, DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));

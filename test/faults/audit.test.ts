@@ -20,15 +20,14 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { AgentBackend, AgentEvent } from '../../src/agents/backend.js';
 import { rpc, rpcText, TOKEN_A, v10Message } from '../helpers/gateway.js';
 import { BOUNDED, gatewayYaml, startFaultGateway, type FaultGateway } from './support.js';
+import { CLI } from '../helpers/cli.js';
 
 const v1 = { version: '1.0' };
-const MAIN = resolve('src/cli/main.ts');
-const TSX = ['--import', import.meta.resolve('tsx'), MAIN];
 const AUDIT_MESSAGE = 'The request could not be recorded in the audit log; nothing was run';
 
 let scratch: string;
@@ -53,7 +52,7 @@ interface Served {
 function serve(configPath: string): Served {
   const child = spawn(
     process.execPath,
-    [...TSX, 'serve', '--config', configPath, '--port', '0', '--log-level', 'warn'],
+    [...CLI, 'serve', '--config', configPath, '--port', '0', '--log-level', 'warn'],
     {
       cwd: scratch,
       env: { ...process.env, TOKEN_A },

@@ -9,6 +9,7 @@
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { CLI } from './cli.js';
 
 export interface ServeProcess {
   child: ChildProcess;
@@ -24,7 +25,7 @@ export async function startServe(
   env: Record<string, string>,
   logLevel = 'warn',
 ): Promise<ServeProcess> {
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', configPath, '--log-level', logLevel];
+  const args = [...CLI, 'serve', '--config', configPath, '--log-level', logLevel];
   if (dataDir !== undefined) args.push('--data', dataDir);
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { REPO_ROOT, sampleRss, slopeMbPerMin, type RssSample } from './soak-lib.js';
+import { CLI } from '../helpers/cli.js';
 
 const TOKEN = 'metadata-flood-token-0123456789abcdef0123';
 const LONG = process.argv.includes('--long');
@@ -69,7 +70,7 @@ async function startServe(
   delete env.DATABASE_URL; // the memory store: the default
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', configPath, '--log-level', 'silent'],
+    [...nodeArgs, ...CLI, 'serve', '--config', configPath, '--log-level', 'silent'],
     { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

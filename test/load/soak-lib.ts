@@ -23,6 +23,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { verifyAuditFile, type AuditVerifyResult } from '../../src/audit/verify.js';
+import { CLI } from '../helpers/cli.js';
 
 /** The repository root: the child runs from there so `--import tsx` and `src/` resolve. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -109,17 +110,7 @@ export async function startChildGateway(options: GatewayOptions = {}): Promise<C
   const auditFile = options.audit === false ? undefined : join(workDir, 'audit.jsonl');
   const configPath = join(workDir, 'airlock.yaml');
   writeFileSync(configPath, gatewayYaml(options, auditFile), { mode: 0o600 });
-  const args = [
-    ...(options.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    'src/cli/main.ts',
-    'serve',
-    '--config',
-    configPath,
-    '--log-level',
-    'silent',
-  ];
+  const args = [...(options.nodeArgs ?? []), ...CLI, 'serve', '--config', configPath, '--log-level', 'silent'];
   if (options.sqlite !== false) args.push('--data', join(workDir, 'data'));
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
