@@ -7,8 +7,8 @@
  *   PostgreSQL schema and one Redis (a task sent to one is read on the other);
  * - airlock.service: ExecStart with its Environment, EnvironmentFile and WorkingDirectory.
  * What is mapped, and only that: the image's paths (/etc/airlock, /var/lib/airlock, /app,
- * /opt/airlock) to temporary folders and this checkout, `dist/cli/main.js` to the sources run by
- * tsx (CI builds dist/ separately), service host names to 127.0.0.1, and the fixed port to a
+ * /opt/airlock) to temporary folders and this checkout, `dist/cli/main.js` to this checkout's
+ * sources (test/helpers/cli.ts; CI builds dist/ separately), service host names to 127.0.0.1, and the fixed port to a
  * free one (all replicas share one host here).
  */
 import assert from 'node:assert/strict';

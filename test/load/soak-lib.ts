@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import { verifyAuditFile, type AuditVerifyResult } from '../../src/audit/verify.js';
 import { CLI } from '../helpers/cli.js';
 
-/** The repository root: the child runs from there so `--import tsx` and `src/` resolve. */
+/** The repository root: the child runs from there. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const SOAK_TOKEN_A = 'soak-token-client-a-0123456789abcdef0123';
@@ -102,7 +102,7 @@ function gatewayYaml(options: GatewayOptions, auditFile: string | undefined): st
 }
 
 /**
- * Starts `airlock serve` from the sources (`node --import tsx src/cli/main.ts`, no build needed)
+ * Starts `airlock serve` from the sources (test/helpers/cli.ts, no build needed)
  * in a fresh temporary directory and resolves once it prints its listening line.
  */
 export async function startChildGateway(options: GatewayOptions = {}): Promise<ChildGateway> {
