@@ -255,6 +255,11 @@ export class ShareBounds {
     this.#counting.delete(principal);
   }
 
+  /** What is known of `principal` may be too low (an eviction did not run): count it next time. */
+  forget(principal: string): void {
+    this.#bounds.delete(principal);
+  }
+
   /** A task of `principal` was created. */
   created(principal: string): void {
     const bound = this.#bounds.get(principal);

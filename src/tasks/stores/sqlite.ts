@@ -205,9 +205,11 @@ export class SqliteTaskStore implements TaskStore {
     const sql = this.sql;
     this.commits = new SqliteGroupCommit({
       isOpen: () => db.open,
-      writeBatch: (params) => guard(() => sql.writeBatch(params)),
+      writeBatch: (params, first) => guard(() => sql.writeBatch(params, first)),
       writeOne: (params) => guard(() => sql.writeOne(params)),
       changed: (owner) => this.totals.changed(owner),
+      evicted: () => this.totals.clear(),
+      evictionLost: (principal) => this.shareBounds.forget(principal),
     });
     this.listing = {
       totals: this.totals,
@@ -239,10 +241,9 @@ export class SqliteTaskStore implements TaskStore {
     checkStorableKeys(STORE_NAME, owner, task);
     const nowMs = this.clock.now();
     if (options?.created === true) {
-      const evicted = guard(() =>
+      guard(() =>
         checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs), this.commits),
       );
-      if (evicted > 0) this.totals.clear();
     }
     if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
     const params = this.upsertParams(owner, task, nowMs, statusMs);

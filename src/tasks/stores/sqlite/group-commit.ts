@@ -1,11 +1,13 @@
 /**
  * The SQLite store's group commit: the puts of one event-loop turn share one transaction, so one
  * fsync (with synchronous=FULL) makes them all durable. Each caller still hears only once its
- * own row is on disk, and the loop is blocked once per batch instead of once per put.
+ * own row is on disk, and the loop is blocked once per batch instead of once per put. A share's
+ * eviction decided in the turn runs in the same transaction, before the writes: one commit, and
+ * the index pages it touches written to the WAL once.
  *
  * @example
  * ```ts
- * const commits = new SqliteGroupCommit({ isOpen, writeBatch, writeOne, changed: (owner) => totals.changed(owner) });
+ * const commits = new SqliteGroupCommit({ isOpen, writeBatch, writeOne, changed, evicted, evictionLost });
  * await commits.enqueue(owner, params);
  * commits.flush(); // on close: queued puts land before the database closes
  * ```
@@ -22,17 +24,24 @@ type UpsertParams = Record<string, string | number>;
  *
  * @example
  * ```ts
- * const writer: SqliteRowWriter = { isOpen: () => db.open, writeBatch, writeOne, changed };
+ * const writer: SqliteRowWriter = { isOpen: () => db.open, writeBatch, writeOne, changed, evicted, evictionLost };
  * ```
  */
 export interface SqliteRowWriter {
   readonly isOpen: () => boolean;
-  /** Every row in one transaction; the changes of each (0: another owner's live task). */
-  readonly writeBatch: (params: UpsertParams[]) => number[];
+  /**
+   * Every row in one transaction, after `first` (the turn's evictions) in it; the changes of
+   * each row (0: another owner's live task).
+   */
+  readonly writeBatch: (params: UpsertParams[], first?: () => void) => number[];
   /** One row alone; its changes. */
   readonly writeOne: (params: UpsertParams) => number;
   /** The owner's counted totals are stale. */
   readonly changed: (owner: string) => void;
+  /** Tasks were evicted: every counted total is stale. */
+  readonly evicted: () => void;
+  /** An eviction of `principal`'s tasks did not run: what the shares believe of it is too low. */
+  readonly evictionLost: (principal: string) => void;
 }
 
 /** A put waiting for the group commit. */
@@ -41,6 +50,13 @@ interface PendingPut {
   params: UpsertParams;
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** A share's eviction waiting for the group commit. */
+interface PendingEviction {
+  principal: string;
+  /** Deletes the tasks (in the transaction it is called in); how many went. */
+  run: () => number;
 }
 
 /**
@@ -56,6 +72,9 @@ export class SqliteGroupCommit {
   #pending: PendingPut[] = [];
   /** New tasks queued (a put with `created: 1`), by principal: not in the file yet. */
   readonly #created = new Map<string, number>();
+  #evictions: PendingEviction[] = [];
+  /** Tasks the queued evictions will delete, by principal: still in the file. */
+  readonly #evicting = new Map<string, number>();
 
   constructor(writer: SqliteRowWriter) {
     this.#writer = writer;
@@ -70,6 +89,24 @@ export class SqliteGroupCommit {
     return this.#created.get(principal) ?? 0;
   }
 
+  /**
+   * Finished tasks of `principal` that queued evictions will delete when this turn's transaction
+   * is written: a share count reads the file, which still holds them, so it takes these off.
+   */
+  evictingPending(principal: string): number {
+    return this.#evicting.get(principal) ?? 0;
+  }
+
+  /**
+   * Queues a share's eviction (`count` of `principal`'s tasks, deleted by `run`, a transaction of
+   * its own when called alone) for this turn's transaction, ahead of its writes.
+   */
+  evict(principal: string, count: number, run: () => number): void {
+    this.#schedule();
+    this.#evictions.push({ principal, run });
+    this.#evicting.set(principal, (this.#evicting.get(principal) ?? 0) + count);
+  }
+
   /** Queues a put for this turn's transaction; resolves once it is written. */
   enqueue(owner: string, params: UpsertParams): Promise<void> {
     if (params.created === 1) {
@@ -77,29 +114,58 @@ export class SqliteGroupCommit {
       this.#created.set(principal, (this.#created.get(principal) ?? 0) + 1);
     }
     return new Promise<void>((resolve, reject) => {
+      this.#schedule();
       this.#pending.push({ owner, params, resolve, reject });
-      if (this.#pending.length === 1) setImmediate(this.flush);
     });
   }
 
-  /** Writes the queued puts in one transaction; on failure, one by one, so one bad row fails alone. */
+  #schedule(): void {
+    if (this.#pending.length === 0 && this.#evictions.length === 0) setImmediate(this.flush);
+  }
+
+  /**
+   * Writes the queued evictions and puts in one transaction; on failure, each eviction in a
+   * transaction of its own and the puts one by one, so one bad row fails alone.
+   */
   readonly flush = (): void => {
     const batch = this.#pending;
-    if (batch.length === 0) return;
+    const evictions = this.#evictions;
+    if (batch.length === 0 && evictions.length === 0) return;
     this.#pending = [];
+    this.#evictions = [];
     // Written (or refused) below, synchronously: no count can run before they are in the file.
     this.#created.clear();
+    this.#evicting.clear();
     const writer = this.#writer;
     if (!writer.isOpen()) {
       for (const put of batch) put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));
+      for (const eviction of evictions) writer.evictionLost(eviction.principal);
       return;
     }
     let changes: number[] | undefined;
+    let evicted = 0;
+    const evictFirst = (): void => {
+      for (const eviction of evictions) evicted += eviction.run();
+    };
     try {
-      changes = writer.writeBatch(batch.map((put) => put.params));
+      changes = writer.writeBatch(
+        batch.map((put) => put.params),
+        evictions.length === 0 ? undefined : evictFirst,
+      );
     } catch {
       changes = undefined;
+      evicted = 0;
     }
+    if (changes === undefined) {
+      for (const eviction of evictions) {
+        try {
+          evicted += eviction.run();
+        } catch {
+          writer.evictionLost(eviction.principal);
+        }
+      }
+    }
+    if (evicted > 0) writer.evicted();
     // Counts read while the batch was queued must not outlive it.
     for (const put of batch) writer.changed(put.owner);
     if (changes !== undefined) {

@@ -2,7 +2,8 @@
  * The SQLite store's shares under bursts: new tasks queued in one event-loop turn are not in
  * the file until the group commit writes them, so a share count adds them. Without that a burst
  * at the quota was counted again every few creations (and admitted past it: the contract's
- * "fair shares" cases).
+ * "fair shares" cases). An eviction at the quota is written in the same transaction as the turn's
+ * new tasks, and a count in the same turn does not count the tasks it will delete.
  *
  * @example
  * ```sh
@@ -14,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import { CREATED } from '../../store.js';
 import { SqliteTaskStore } from '../sqlite.js';
@@ -24,10 +26,13 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function openStore(maxTasksPerPrincipal: number): Promise<{ store: SqliteTaskStore; counts: () => number }> {
+async function openStore(
+  maxTasksPerPrincipal: number,
+): Promise<{ store: SqliteTaskStore; counts: () => number; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-shares-'));
   dirs.push(dir);
-  const store = await SqliteTaskStore.open({ path: join(dir, 'airlock.db'), maxTasksPerPrincipal });
+  const path = join(dir, 'airlock.db');
+  const store = await SqliteTaskStore.open({ path, maxTasksPerPrincipal });
   // Counts the share counts the store makes (each one reads the principal's index entries).
   const statements = (store as unknown as { shareSql: { counts: { get: (params: unknown) => unknown } } }).shareSql;
   const get = statements.counts.get.bind(statements.counts);
@@ -36,7 +41,7 @@ async function openStore(maxTasksPerPrincipal: number): Promise<{ store: SqliteT
     made += 1;
     return get(params);
   };
-  return { store, counts: () => made };
+  return { store, counts: () => made, path };
 }
 
 function task(id: string, state: TaskState): Task {
@@ -62,6 +67,41 @@ describe('SQLite shares under a burst', () => {
       // 500 creations at a quota of 100, a tenth (10) evicted at a time at the least: about 40
       // counts; recounting every few creations made hundreds.
       assert.ok(counts() <= 50, `${counts()} share counts`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an eviction at the quota lands in the transaction of the new task that needed the room', async () => {
+    const { store, path } = await openStore(10);
+    const reader = new Database(path, { readonly: true });
+    const stored = (): number => (reader.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n;
+    try {
+      for (let i = 0; i < 10; i++) await store.put(OWNER, task(`old-${i}`, 'completed'), CREATED);
+      const put = store.put(OWNER, task('new', 'working'), CREATED);
+      // Decided, not written: another connection sees the ten tasks, not nine (an eviction
+      // committed on its own before the task it made room for).
+      assert.equal(stored(), 10);
+      await put;
+      assert.equal(stored(), 10);
+      assert.equal(await store.get(OWNER, 'old-0'), undefined);
+      assert.equal((await store.get(OWNER, 'new'))?.id, 'new');
+    } finally {
+      reader.close();
+      await store.close();
+    }
+  });
+
+  it('counts in one turn leave out the tasks that turn’s evictions will delete', async () => {
+    const { store } = await openStore(10);
+    try {
+      for (let i = 0; i < 10; i++) await store.put(OWNER, task(`old-${i}`, 'completed'), CREATED);
+      const results = await burst(store, 'new-', 5, 'working');
+      assert.ok(results.every((result) => result.status === 'fulfilled'));
+      // Five evicted for five created. Counting the queued evictions' tasks as still there, each
+      // count asked for one more than the last: 15 evictions for 5 tasks, 5 left.
+      assert.equal(await store.countTasks(), 10);
+      for (let i = 0; i < 5; i++) assert.equal((await store.get(OWNER, `new-${i}`))?.id, `new-${i}`);
     } finally {
       await store.close();
     }

@@ -90,8 +90,8 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
 }
 
 /**
- * The group commit as the shares see it (`SqliteGroupCommit`): the new tasks it holds queued,
- * not in the file yet.
+ * The group commit as the shares see it (`SqliteGroupCommit`): the new tasks it holds queued and
+ * the evictions it will run, neither in the file yet; an eviction is queued there too.
  *
  * @example
  * ```ts
@@ -100,17 +100,21 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
  */
 export interface QueuedTasks {
   createdPending(principal: string): number;
+  evictingPending(principal: string): number;
+  evict(principal: string, count: number, run: () => number): void;
 }
 
 /**
- * Admits a new task of `owner` under its principal's share: evicts its own oldest finished tasks
- * when it is at its task quota; returns how many went. `queued`: the principal's new tasks
- * queued for the group commit are counted too (as unfinished).
+ * Admits a new task of `owner` under its principal's share: when it is at its task quota, queues
+ * the eviction of its own oldest finished tasks into the group commit's next transaction (ahead
+ * of the new task's row); returns how many it will delete. `queued`: the principal's new tasks
+ * queued for the group commit are counted too (as unfinished), and its finished tasks already
+ * queued for eviction are not.
  *
  * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`.
  * @example
  * ```ts
- * if (checkShare(shares, bounds, limits, owner, expiredBefore, commits) > 0) totals.clear();
+ * checkShare(shares, bounds, limits, owner, expiredBefore, commits); // then commits.enqueue(owner, row)
  * ```
  */
 export function checkShare(
@@ -129,13 +133,19 @@ export function checkShare(
   const range = ownerRangeOf(principal);
   const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
   const stored = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
-  const counts = { ...stored, tasks: stored.tasks + queued.createdPending(principal) };
+  const evicting = queued.evictingPending(principal);
+  const counts = {
+    tasks: stored.tasks + queued.createdPending(principal) - evicting,
+    parked: stored.parked,
+    finished: stored.finished - evicting,
+  };
   const decision = shareDecision(counts, limits);
   if (decision.kind === 'refuse') {
     bounds.counted(principal, counts.tasks, counts.parked, 0);
     throw quotaRefusal(decision.quota, limits, owner);
   }
-  const evicted = decision.kind === 'admit' ? 0 : statements.evictOwnFinished({ ...params, count: decision.count });
+  const evicted = decision.kind === 'admit' ? 0 : decision.count;
+  if (evicted > 0) queued.evict(principal, evicted, () => statements.evictOwnFinished({ ...params, count: evicted }));
   bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, 0);
   return evicted;
 }

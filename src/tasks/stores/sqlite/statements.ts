@@ -50,8 +50,8 @@ export const DELETE_OLDEST_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN
 export interface SqliteStatements {
   /** One task's write, in a transaction (a savepoint inside another): 1 written, 0 another owner's live task. */
   readonly writeOne: (params: UpsertParams) => number;
-  /** The writes of one group commit, in one transaction; the changes of each. */
-  readonly writeBatch: (params: UpsertParams[]) => number[];
+  /** The writes of one group commit, in one transaction after `first` in it; the changes of each. */
+  readonly writeBatch: (params: UpsertParams[], first?: () => void) => number[];
   readonly selectOne: Statement<[string, string, number], string>;
   readonly lists: Record<FilterShape, ListStatements>;
   /** Deletes up to `limit` tasks idle since `expiredBefore`, oldest first; returns how many. */
@@ -90,7 +90,8 @@ export function prepareStatements(db: SqliteDatabase): SqliteStatements {
     }
     return row.created === 1 ? update.run(row).changes : 0;
   };
-  const writeBatch = db.transaction((rows: UpsertParams[]): number[] => {
+  const writeBatch = db.transaction((rows: UpsertParams[], first?: () => void): number[] => {
+    first?.();
     const added = { rows: 0 };
     const changes = rows.map((row) => write(row, added));
     count.add(added.rows);

@@ -1,0 +1,91 @@
+/**
+ * The SQLite group commit with an injected writer: a turn's evictions run first inside its
+ * batch's transaction; when the batch fails they run alone, and one that fails there is
+ * reported, so the shares count that principal again rather than trust a bound that is too low.
+ *
+ * @example
+ * ```sh
+ * node --import tsx --test src/tasks/stores/sqlite/group-commit.test.ts
+ * ```
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SqliteGroupCommit, type SqliteRowWriter } from './group-commit.js';
+
+type Row = Record<string, string | number>;
+
+/** A writer that logs what it is asked to do; `failBatch` makes every batch throw. */
+function writer(options: { failBatch?: boolean; open?: boolean } = {}) {
+  const log: string[] = [];
+  const lost: string[] = [];
+  const rows: SqliteRowWriter = {
+    isOpen: () => options.open ?? true,
+    writeBatch: (params: Row[], first?: () => void) => {
+      log.push('begin');
+      first?.();
+      if (options.failBatch === true) {
+        log.push('rollback');
+        throw new Error('batch failed');
+      }
+      for (const row of params) log.push(`write ${String(row.id)}`);
+      log.push('commit');
+      return params.map(() => 1);
+    },
+    writeOne: (row: Row) => {
+      log.push(`alone ${String(row.id)}`);
+      return 1;
+    },
+    changed: () => undefined,
+    evicted: () => log.push('evicted'),
+    evictionLost: (principal) => lost.push(principal),
+  };
+  return { rows, log, lost };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('SqliteGroupCommit: evictions', () => {
+  it('runs the turn’s evictions first, inside its batch, and tells the store once', async () => {
+    const { rows, log } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    commits.evict('alice', 3, () => (log.push('evict alice'), 3));
+    const put = commits.enqueue('alice@echo', { id: 't1', created: 1 });
+    assert.equal(commits.evictingPending('alice'), 3);
+    assert.equal(commits.createdPending('alice'), 1);
+    await put;
+    assert.deepEqual(log, ['begin', 'evict alice', 'write t1', 'commit', 'evicted']);
+    assert.equal(commits.evictingPending('alice'), 0);
+  });
+
+  it('an eviction alone is written at the end of the turn too', async () => {
+    const { rows, log } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    commits.evict('alice', 1, () => (log.push('evict alice'), 1));
+    await turn();
+    assert.deepEqual(log, ['begin', 'evict alice', 'commit', 'evicted']);
+  });
+
+  it('a failed batch: each eviction alone, the puts one by one; an eviction that fails is reported', async () => {
+    const { rows, log, lost } = writer({ failBatch: true });
+    const commits = new SqliteGroupCommit(rows);
+    let attempts = 0;
+    commits.evict('alice', 1, () => (log.push('evict alice'), 1));
+    commits.evict('bob', 1, () => {
+      attempts += 1;
+      if (attempts > 1) throw new Error('disk full');
+      log.push('evict bob');
+      return 1;
+    });
+    await commits.enqueue('alice@echo', { id: 't1', created: 1 });
+    assert.deepEqual(log, ['begin', 'evict alice', 'evict bob', 'rollback', 'evict alice', 'evicted', 'alone t1']);
+    assert.deepEqual(lost, ['bob']);
+  });
+
+  it('a closed store: the puts are refused and every eviction reported lost', async () => {
+    const { rows, lost } = writer({ open: false });
+    const commits = new SqliteGroupCommit(rows);
+    commits.evict('alice', 2, () => 2);
+    await assert.rejects(commits.enqueue('alice@echo', { id: 't1', created: 1 }), /closed/);
+    assert.deepEqual(lost, ['alice']);
+  });
+});
