@@ -60,7 +60,7 @@ interface PendingEviction {
 }
 
 /**
- * The puts queued in this turn.
+ * The puts and share evictions queued in this turn.
  *
  * @example
  * ```ts
