@@ -106,4 +106,30 @@ describe('SQLite shares under a burst', () => {
       await store.close();
     }
   });
+
+  it('an eviction that could not run leaves the principal counted again, not admitted on a bound too low', async () => {
+    const { store } = await openStore(100);
+    try {
+      for (let i = 0; i < 100; i++) await store.put(OWNER, task(`old-${i}`, 'completed'), CREATED);
+      // The next eviction fails, in its batch and alone (a disk that refused it twice).
+      const statements = (store as unknown as { shareSql: { evictOwnFinished: (params: unknown) => number } }).shareSql;
+      const evict = statements.evictOwnFinished;
+      let refusals = 2;
+      statements.evictOwnFinished = (params) => {
+        if (refusals > 0) {
+          refusals -= 1;
+          throw new Error('disk I/O error');
+        }
+        return evict(params);
+      };
+      await store.put(OWNER, task('new-0', 'working'), CREATED);
+      assert.equal(refusals, 0);
+      assert.equal(await store.countTasks(), 101, 'the task that needed the room was written');
+      for (let i = 1; i < 10; i++) await store.put(OWNER, task(`new-${i}`, 'working'), CREATED);
+      // Admitted on the bound the lost eviction left (100 - 10 + 1), nine more would make 110.
+      assert.ok((await store.countTasks()) <= 100, `${await store.countTasks()} stored at a quota of 100`);
+    } finally {
+      await store.close();
+    }
+  });
 });

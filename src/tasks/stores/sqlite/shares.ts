@@ -107,7 +107,7 @@ export interface QueuedTasks {
 /**
  * Admits a new task of `owner` under its principal's share: when it is at its task quota, queues
  * the eviction of its own oldest finished tasks into the group commit's next transaction (ahead
- * of the new task's row); returns how many it will delete. `queued`: the principal's new tasks
+ * of the new task's row). `queued`: the principal's new tasks
  * queued for the group commit are counted too (as unfinished), and its finished tasks already
  * queued for eviction are not.
  *
@@ -124,11 +124,11 @@ export function checkShare(
   owner: string,
   expiredBefore: number,
   queued: QueuedTasks,
-): number {
+): void {
   const principal = principalOfOwner(owner);
   if (bounds.admits(principal, limits, 0)) {
     bounds.created(principal);
-    return 0;
+    return;
   }
   const range = ownerRangeOf(principal);
   const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
@@ -147,7 +147,6 @@ export function checkShare(
   const evicted = decision.kind === 'admit' ? 0 : decision.count;
   if (evicted > 0) queued.evict(principal, evicted, () => statements.evictOwnFinished({ ...params, count: evicted }));
   bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, 0);
-  return evicted;
 }
 
 /**
