@@ -68,15 +68,22 @@ for (const name of readdirSync(transpiledRoot)) {
 }
 const transpiled = mkdtempSync(join(transpiledRoot, 'src-'));
 const sources = collect('src', [], (name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
-await build({
-  entryPoints: sources,
-  outbase: 'src',
-  outdir: transpiled,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-});
+try {
+  await build({
+    entryPoints: sources,
+    outbase: 'src',
+    outdir: transpiled,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+} catch {
+  // esbuild has printed what it could not read; nothing has run yet.
+  rmSync(transpiled, { recursive: true, force: true });
+  console.error('run-tests: src/ could not be transpiled for the CLI children (see above); fix it and run again');
+  process.exit(1);
+}
 process.env.AIRLOCK_TEST_CLI = join(transpiled, 'cli', 'main.js');
 console.log(
   `ℹ src/ transpiled for the CLI children: ${sources.length} files, ${(performance.now() - started).toFixed(0)} ms`,
