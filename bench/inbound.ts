@@ -11,7 +11,7 @@
  *   audit rows in one write per turn, the reply held to the end of the turn). What Airlock costs
  *   beyond it is the price of its structure; where the floor itself misses a target, the target
  *   is below what the work costs on this runtime. **floor, SQLite**: the same with the tasks in a
- *   SQLite table of two B-trees (bench/peers/floor-sqlite.ts), no audit, as the SQLite row.
+ *   SQLite table with the store's guarantees (bench/peers/floor-sqlite.ts), no audit, as the SQLite row.
  * - **Airlock (SQLite)** and **Airlock (PostgreSQL)**: the same, with tasks in the durable stores
  *   (`--data DIR`; a PostgreSQL schema of its own in DATABASE_URL or the local `test` database,
  *   dropped at the end; `--no-postgres` leaves that row out).
@@ -212,7 +212,7 @@ async function startRaw(token: string): Promise<BenchServer> {
 
 /**
  * The floor: the every-guard row's work by hand (audit rows, tasks in a Map), or with `sqlite` the
- * SQLite row's (no audit, tasks in a two-index table, `synchronous=FULL`).
+ * SQLite row's (no audit; a table with a per-principal share and an age index, `synchronous=FULL`).
  */
 async function startFloor(token: string, workDir: string, store?: 'sqlite'): Promise<BenchServer> {
   const env: Record<string, string> =

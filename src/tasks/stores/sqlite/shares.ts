@@ -61,8 +61,11 @@ export interface SqliteShareStatements {
   >;
 }
 
-/** A principal's oldest finished tasks, `@count` of them (its range as in {@link ShareParams}). */
-export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count)`;
+/** The rowids of a principal's `@count` oldest finished tasks (its range as in {@link ShareParams}). */
+export const OWN_OLDEST_FINISHED_SQL = `SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count`;
+
+/** Deletes a principal's `@count` oldest finished tasks. */
+export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (${OWN_OLDEST_FINISHED_SQL})`;
 
 /**
  * Prepares the share statements (after the migrations: they name migration 2's index).
