@@ -204,22 +204,21 @@ export async function serve(options: ServeOptions): Promise<void> {
   // The store reports quota refusals and parked tasks it failed to the gateway made below.
   const late: { gateway?: Gateway } = {};
   let stopping = false;
+  // Each worker of N > 1 is a replica: the store's bus, limits and leases (or Redis) are shared.
+  const replicated = workers > 1 || isMultiReplica(config, options.env ?? process.env);
   const store =
     spec.type === 'memory'
       ? undefined
       : await openTaskStore(spec, {
           ...storeShareOptions(config, (event) => late.gateway?.onStoreEvent(event)),
+          sharedFile: replicated,
           onBackgroundError: (error) =>
             logger.warn({
               event: 'store_background_failed',
               error: error instanceof Error ? error.message : String(error),
             }),
         });
-  // Each worker of N > 1 is a replica: the store's bus, limits and leases (or Redis) are shared.
-  const shared =
-    spec.type !== 'memory' && (workers > 1 || isMultiReplica(config, options.env ?? process.env))
-      ? await openReplicaSharing(config, spec, logger)
-      : undefined;
+  const shared = spec.type !== 'memory' && replicated ? await openReplicaSharing(config, spec, logger) : undefined;
   const upstreams =
     config.upstreams === undefined
       ? undefined

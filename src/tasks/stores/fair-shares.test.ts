@@ -8,7 +8,6 @@ import {
   PARKED_EXPIRED_TEXT,
   quotaRefusal,
   resolveFairShares,
-  ShareBounds,
   shareDecision,
   type TaskStoreEvent,
 } from './fair-shares.js';
@@ -126,27 +125,5 @@ describe('quotaRefusal and the parked TTL', () => {
     assert.equal(failed.status.state, 'failed');
     assert.deepEqual(failed.status.message?.parts, [{ kind: 'text', text: PARKED_EXPIRED_TEXT }]);
     assert.equal(failed.history?.length, 1);
-  });
-});
-
-describe('ShareBounds', () => {
-  it('admits only what it has counted, while inside both quotas; every write only raises the bound', () => {
-    const bounds = new ShareBounds();
-    assert.equal(bounds.admits('a', LIMITS, 0), false, 'unknown: count first');
-    bounds.counted('a', 8, 1, 0);
-    assert.equal(bounds.admits('a', LIMITS, 0), true);
-    bounds.created('a');
-    assert.equal(bounds.admits('a', LIMITS, 0), true);
-    bounds.created('a');
-    assert.equal(bounds.admits('a', LIMITS, 0), false, 'at 10: count again');
-    bounds.counted('b', 0, 2, 0);
-    bounds.parkedWrite('b');
-    assert.equal(bounds.admits('b', LIMITS, 0), false, 'parked bound at 3');
-  });
-  it('a bound older than its maximum age is counted again (other replicas write too)', () => {
-    const bounds = new ShareBounds(1_000);
-    bounds.counted('a', 0, 0, 5_000);
-    assert.equal(bounds.admits('a', LIMITS, 5_999), true);
-    assert.equal(bounds.admits('a', LIMITS, 6_000), false);
   });
 });

@@ -189,92 +189,24 @@ export function shareDecision(
   const over = counts.tasks - shares.maxTasksPerPrincipal + 1;
   if (over <= 0) return { kind: 'admit' };
   if (counts.finished < over) return { kind: 'refuse', quota: 'task_quota' };
-  const batch = Math.ceil(shares.maxTasksPerPrincipal / EVICTION_BATCH_DIVISOR);
-  return { kind: 'evict', count: Math.min(counts.finished, Math.max(over, batch)) };
-}
-
-/** Principals whose bounds are kept at most; past it they are all forgotten (and counted again). */
-const MAX_BOUNDED_PRINCIPALS = 10_000;
-
-/**
- * Upper bounds of each principal's tasks and parked tasks, from their last count plus every
- * task created and every parked write since, so that a database store counts a principal only
- * near its quotas. Only ever too high for the writes this process sees (deletions, answers and
- * the sweep make the truth lower); writes of other replicas it does not see, so a bound older
- * than `maxAgeMs` is counted again (Infinity for a store one process serves alone).
- *
- * @example
- * ```ts
- * const bounds = new ShareBounds(1_000);
- * if (!bounds.admits(principal, limits, Date.now())) recount();
- * ```
- */
-export class ShareBounds {
-  readonly #bounds = new Map<string, { tasks: number; parked: number; at: number }>();
-  /** Principals being counted now, and when that count is over. */
-  readonly #counting = new Map<string, Promise<void>>();
-  readonly #maxAgeMs: number;
-
-  constructor(maxAgeMs = Number.POSITIVE_INFINITY) {
-    this.#maxAgeMs = maxAgeMs;
-  }
-
-  /** Whether a new task of `principal` is surely inside both quotas (`nowMs`: for the bound's age). */
-  admits(
-    principal: string,
-    limits: Pick<ResolvedFairShares, 'maxTasksPerPrincipal' | 'maxParkedPerPrincipal'>,
-    nowMs: number,
-  ): boolean {
-    const bound = this.#bounds.get(principal);
-    return (
-      bound !== undefined &&
-      nowMs - bound.at < this.#maxAgeMs &&
-      bound.tasks < limits.maxTasksPerPrincipal &&
-      bound.parked < limits.maxParkedPerPrincipal
-    );
-  }
-
-  /** After a count at `nowMs`: the principal holds `tasks` (after evictions) and `parked`. */
-  counted(principal: string, tasks: number, parked: number, nowMs: number): void {
-    if (this.#bounds.size >= MAX_BOUNDED_PRINCIPALS && !this.#bounds.has(principal)) this.#bounds.clear();
-    this.#bounds.set(principal, { tasks, parked, at: nowMs });
-  }
-
-  /** The count of `principal` under way in this process, if any (wait for it, then look again). */
-  counting(principal: string): Promise<void> | undefined {
-    return this.#counting.get(principal);
-  }
-
-  /** A count of `principal` starts; `over` settles when it ends. */
-  countStarted(principal: string, over: Promise<void>): void {
-    this.#counting.set(principal, over);
-  }
-
-  /** The count of `principal` ended (whatever it found). */
-  countEnded(principal: string): void {
-    this.#counting.delete(principal);
-  }
-
-  /** What is known of `principal` may be too low (an eviction did not run): count it next time. */
-  forget(principal: string): void {
-    this.#bounds.delete(principal);
-  }
-
-  /** A task of `principal` was created. */
-  created(principal: string): void {
-    const bound = this.#bounds.get(principal);
-    if (bound !== undefined) bound.tasks++;
-  }
-
-  /** A task of `principal` was written parked (it may have been parked already: a bound). */
-  parkedWrite(principal: string): void {
-    const bound = this.#bounds.get(principal);
-    if (bound !== undefined) bound.parked++;
-  }
+  return { kind: 'evict', count: Math.min(counts.finished, Math.max(over, evictionBatch(shares))) };
 }
 
 /** At its quota a principal gives up this fraction of it at once (see shareDecision). */
 const EVICTION_BATCH_DIVISOR = 10;
+
+/**
+ * How many of its own finished tasks a principal at its task quota gives up at once: a tenth
+ * of the quota (at least one).
+ *
+ * @example
+ * ```ts
+ * evictionBatch({ maxTasksPerPrincipal: 1_000 }); // 100
+ * ```
+ */
+export function evictionBatch(shares: Pick<ResolvedFairShares, 'maxTasksPerPrincipal'>): number {
+  return Math.ceil(shares.maxTasksPerPrincipal / EVICTION_BATCH_DIVISOR);
+}
 
 /** The status message of a parked task failed by its TTL. */
 export const PARKED_EXPIRED_TEXT = 'The task waited too long for input and was failed (store.parkedTtlMinutes).';

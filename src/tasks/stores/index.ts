@@ -86,6 +86,8 @@ export interface OpenTaskStoreOptions {
   minParkedTtlMs?: number;
   /** Told of quota refusals and parked tasks failed by their TTL, for the audit trail. */
   onStoreEvent?: (event: TaskStoreEvent) => void;
+  /** The SQLite file is written by other processes too (workers, replicas). Default false. */
+  sharedFile?: boolean;
 }
 
 /**
@@ -154,6 +156,7 @@ export async function openTaskStore(spec: TaskStoreSpec, options: OpenTaskStoreO
         ...fairSharesFor(spec, options),
         ...background,
         ...(spec.synchronous !== undefined && { synchronous: spec.synchronous }),
+        ...(options.sharedFile === true && { sharedFile: true }),
       });
     }
     case 'postgres': {

@@ -53,7 +53,8 @@ import {
   type FilterShape,
 } from './durable.js';
 import { listStoredTasks, type ListFilters, type StoredTaskList, type TaskRowsRead } from './durable-list.js';
-import { failedByParkedTtl, isParked, resolveFairShares, ShareBounds, type ResolvedFairShares } from './fair-shares.js';
+import { failedByParkedTtl, isParked, resolveFairShares, type ResolvedFairShares } from './fair-shares.js';
+import { ShareBounds } from './share-bounds.js';
 import { principalOfOwner } from './principal.js';
 import { quoteIdentifier } from './migrations/postgres.js';
 import type { MigrationReport } from './migrations/plan.js';

@@ -55,11 +55,11 @@ import { listStoredTasks, type StoredTaskList } from './durable-list.js';
 import {
   failedByParkedTtl,
   isParked,
-  ShareBounds,
   resolveFairShares,
   type FairShareLimits,
   type ResolvedFairShares,
 } from './fair-shares.js';
+import { ShareBounds } from './share-bounds.js';
 import { principalOfOwner } from './principal.js';
 import { migrateSqlite } from './migrations/sqlite.js';
 import type { MigrationReport } from './migrations/plan.js';
@@ -73,6 +73,9 @@ import { sqlitePush } from './sqlite/push.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { checkShare, parkedIdle, prepareShareStatements, type SqliteShareStatements } from './sqlite/shares.js';
 import { prepareStatements, readTaskRows, RUNNING_SQL, type SqliteStatements } from './sqlite/statements.js';
+
+/** How old a share bound may be when workers share the file (their writes are not seen here). */
+const SHARED_FILE_BOUND_MAX_AGE_MS = 1_000;
 
 /**
  * Tuning for {@link SqliteTaskStore}. Only `path` is required.
@@ -99,6 +102,11 @@ export interface SqliteTaskStoreOptions extends FairShareLimits {
   synchronous?: 'full' | 'normal';
   /** How long a statement waits for another process's write lock (blocking the event loop). Default 1 000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * Other processes write the same file (`airlock serve --workers N`): a principal's share
+   * bounds are then counted again after a second, as replicas' are. Default false.
+   */
+  sharedFile?: boolean;
   /** Told of a failed background sweep (the next run tries again). Default: ignored. */
   onBackgroundError?: (error: unknown) => void;
 }
@@ -134,8 +142,8 @@ export class SqliteTaskStore implements TaskStore {
   private readonly sql: SqliteStatements;
   private readonly shareSql: SqliteShareStatements;
   private readonly shares: ResolvedFairShares;
-  /** Upper bounds of the principals' shares, so that most creations need no count (see ShareBounds). */
-  private readonly shareBounds = new ShareBounds();
+  /** Bounds of the principals' shares, so that most creations need no count (see ShareBounds). */
+  private readonly shareBounds: ShareBounds;
   /** Puts waiting for this turn's group commit (see put). */
   private readonly commits: SqliteGroupCommit;
   /** ListTasks' totalSize, reused while the owner's tasks do not change (see TotalSizeCache). */
@@ -183,6 +191,10 @@ export class SqliteTaskStore implements TaskStore {
     this.taskTtlMs = retention.taskTtlMs;
     this.sweepBatch = retention.sweepBatch;
     this.shares = resolveFairShares(STORE_NAME, options);
+    // Workers sharing the file write too: their bounds age as replicas' do (PostgreSQL's).
+    this.shareBounds = options.sharedFile
+      ? new ShareBounds(SHARED_FILE_BOUND_MAX_AGE_MS)
+      : new ShareBounds(Number.POSITIVE_INFINITY, { soleWriter: true });
     this.clock = new WholeMsClock(options.now ?? Date.now);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     const db = openDatabase(
@@ -210,6 +222,8 @@ export class SqliteTaskStore implements TaskStore {
       changed: (owner) => this.totals.changed(owner),
       evicted: () => this.totals.clear(),
       evictionLost: (principal) => this.shareBounds.forget(principal),
+      createdFinished: (principal) => this.shareBounds.createdFinished(principal),
+      createdLost: (principal) => this.shareBounds.forget(principal),
     });
     this.listing = {
       totals: this.totals,
@@ -242,7 +256,14 @@ export class SqliteTaskStore implements TaskStore {
     const nowMs = this.clock.now();
     if (options?.created === true) {
       guard(() =>
-        checkShare(this.shareSql, this.shareBounds, this.shares, owner, this.expiredBefore(nowMs), this.commits),
+        checkShare(
+          this.shareSql,
+          this.shareBounds,
+          this.shares,
+          owner,
+          { nowMs, expiredBefore: this.expiredBefore(nowMs) },
+          this.commits,
+        ),
       );
     }
     if (isParked(task.status.state)) this.shareBounds.parkedWrite(principalOfOwner(owner));
@@ -309,6 +330,8 @@ export class SqliteTaskStore implements TaskStore {
     );
     const failed = deleted < limit ? this.failParked(limit - deleted) : 0;
     if (deleted + failed > 0) this.totals.clear();
+    // Tasks the shares did not choose are gone: what they know of finished tasks may be too high.
+    if (deleted > 0) this.shareBounds.forgetAll();
     return deleted + failed;
   }
 

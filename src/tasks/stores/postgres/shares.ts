@@ -29,8 +29,8 @@ import {
   quotaRefusal,
   shareDecision,
   type ResolvedFairShares,
-  type ShareBounds,
 } from '../fair-shares.js';
+import type { ShareBounds } from '../share-bounds.js';
 import { principalOfOwner } from '../principal.js';
 
 const TERMINAL = `state IN ('completed', 'failed', 'canceled', 'rejected')`;

@@ -14,10 +14,15 @@ import { SqliteGroupCommit, type SqliteRowWriter } from './group-commit.js';
 
 type Row = Record<string, string | number>;
 
-/** A writer that logs what it is asked to do; `failBatch` makes every batch throw. */
-function writer(options: { failBatch?: boolean; open?: boolean } = {}) {
+/**
+ * A writer that logs what it is asked to do; `failBatch` makes every batch throw, `refuse` names
+ * rows written as another owner's (0 changes), `failAlone` rows that fail when written alone.
+ */
+function writer(options: { failBatch?: boolean; open?: boolean; refuse?: string[]; failAlone?: string[] } = {}) {
   const log: string[] = [];
   const lost: string[] = [];
+  const finished: string[] = [];
+  const createdLost: string[] = [];
   const rows: SqliteRowWriter = {
     isOpen: () => options.open ?? true,
     writeBatch: (params: Row[], first?: () => void) => {
@@ -29,17 +34,20 @@ function writer(options: { failBatch?: boolean; open?: boolean } = {}) {
       }
       for (const row of params) log.push(`write ${String(row.id)}`);
       log.push('commit');
-      return params.map(() => 1);
+      return params.map((row) => (options.refuse?.includes(String(row.id)) ? 0 : 1));
     },
     writeOne: (row: Row) => {
+      if (options.failAlone?.includes(String(row.id))) throw new Error('disk full');
       log.push(`alone ${String(row.id)}`);
       return 1;
     },
     changed: () => undefined,
     evicted: () => log.push('evicted'),
     evictionLost: (principal) => lost.push(principal),
+    createdFinished: (principal) => finished.push(principal),
+    createdLost: (principal) => createdLost.push(principal),
   };
-  return { rows, log, lost };
+  return { rows, log, lost, finished, createdLost };
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -87,5 +95,35 @@ describe('SqliteGroupCommit: evictions', () => {
     commits.evict('alice', 2, () => 2);
     await assert.rejects(commits.enqueue('alice@echo', { id: 't1', created: 1 }), /closed/);
     assert.deepEqual(lost, ['alice']);
+  });
+});
+
+describe('SqliteGroupCommit: what the shares hear of new tasks', () => {
+  it('a new task written finished is reported for its principal; a rewrite or an unfinished one is not', async () => {
+    const { rows, finished, createdLost } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    await Promise.all([
+      commits.enqueue('alice@echo', { id: 't1', created: 1, terminal: 1 }),
+      commits.enqueue('alice@echo', { id: 't2', created: 1, terminal: 0 }),
+      commits.enqueue('bob@echo', { id: 't3', terminal: 1 }),
+    ]);
+    assert.deepEqual(finished, ['alice']);
+    assert.deepEqual(createdLost, []);
+  });
+
+  it('a new task that is not written is reported lost: another owner’s id, a failed row, a closed store', async () => {
+    const refused = writer({ refuse: ['t1'] });
+    await assert.rejects(
+      new SqliteGroupCommit(refused.rows).enqueue('alice@echo', { id: 't1', created: 1, terminal: 1 }),
+    );
+    assert.deepEqual([refused.createdLost, refused.finished], [['alice'], []]);
+
+    const failed = writer({ failBatch: true, failAlone: ['t2'] });
+    await assert.rejects(new SqliteGroupCommit(failed.rows).enqueue('bob@echo', { id: 't2', created: 1, terminal: 1 }));
+    assert.deepEqual([failed.createdLost, failed.finished], [['bob'], []]);
+
+    const closed = writer({ open: false });
+    await assert.rejects(new SqliteGroupCommit(closed.rows).enqueue('carol@echo', { id: 't3', created: 1 }));
+    assert.deepEqual(closed.createdLost, ['carol']);
   });
 });

@@ -42,6 +42,10 @@ export interface SqliteRowWriter {
   readonly evicted: () => void;
   /** An eviction of `principal`'s tasks did not run: what the shares believe of it is too low. */
   readonly evictionLost: (principal: string) => void;
+  /** A new task of `principal` was written finished (a later eviction may take it). */
+  readonly createdFinished: (principal: string) => void;
+  /** A new task of `principal` was not written: what the shares believe of it is too high. */
+  readonly createdLost: (principal: string) => void;
 }
 
 /** A put waiting for the group commit. */
@@ -138,7 +142,10 @@ export class SqliteGroupCommit {
     this.#evicting.clear();
     const writer = this.#writer;
     if (!writer.isOpen()) {
-      for (const put of batch) put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));
+      for (const put of batch) {
+        if (put.params.created === 1) writer.createdLost(principalOfOwner(put.owner));
+        put.reject(new StoreUnavailableError(`${STORE_NAME}: the store is closed`));
+      }
       for (const eviction of evictions) writer.evictionLost(eviction.principal);
       return;
     }
@@ -169,20 +176,30 @@ export class SqliteGroupCommit {
     // Counts read while the batch was queued must not outlive it.
     for (const put of batch) writer.changed(put.owner);
     if (changes !== undefined) {
-      batch.forEach((put, index) => settlePut(put, changes[index] ?? 0));
+      batch.forEach((put, index) => settlePut(writer, put, changes[index] ?? 0));
       return;
     }
     for (const put of batch) {
+      let written: number;
       try {
-        settlePut(put, writer.writeOne(put.params));
+        written = writer.writeOne(put.params);
       } catch (error) {
+        if (put.params.created === 1) writer.createdLost(principalOfOwner(put.owner));
         put.reject(error);
+        continue;
       }
+      settlePut(writer, put, written);
     }
   };
 }
 
-function settlePut(put: PendingPut, changes: number): void {
-  if (changes === 0) put.reject(ownerConflict(STORE_NAME));
-  else put.resolve();
+function settlePut(writer: SqliteRowWriter, put: PendingPut, changes: number): void {
+  const created = put.params.created === 1;
+  if (changes === 0) {
+    if (created) writer.createdLost(principalOfOwner(put.owner));
+    put.reject(ownerConflict(STORE_NAME));
+    return;
+  }
+  if (created && put.params.terminal === 1) writer.createdFinished(principalOfOwner(put.owner));
+  put.resolve();
 }

@@ -18,7 +18,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import { CREATED } from '../../store.js';
-import { SqliteTaskStore } from '../sqlite.js';
+import { SqliteTaskStore, type SqliteTaskStoreOptions } from '../sqlite.js';
 
 const OWNER = 'client:alice@echo';
 const dirs: string[] = [];
@@ -28,11 +28,12 @@ after(() => {
 
 async function openStore(
   maxTasksPerPrincipal: number,
+  options: Omit<SqliteTaskStoreOptions, 'path'> = {},
 ): Promise<{ store: SqliteTaskStore; counts: () => number; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-shares-'));
   dirs.push(dir);
   const path = join(dir, 'airlock.db');
-  const store = await SqliteTaskStore.open({ path, maxTasksPerPrincipal });
+  const store = await SqliteTaskStore.open({ path, maxTasksPerPrincipal, ...options });
   // Counts the share counts the store makes (each one reads the principal's index entries).
   const statements = (store as unknown as { shareSql: { counts: { get: (params: unknown) => unknown } } }).shareSql;
   const get = statements.counts.get.bind(statements.counts);
@@ -128,6 +129,105 @@ describe('SQLite shares under a burst', () => {
       for (let i = 1; i < 10; i++) await store.put(OWNER, task(`new-${i}`, 'working'), CREATED);
       // Admitted on the bound the lost eviction left (100 - 10 + 1), nine more would make 110.
       assert.ok((await store.countTasks()) <= 100, `${await store.countTasks()} stored at a quota of 100`);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** How many tasks `owner` holds (live). */
+async function held(store: SqliteTaskStore, owner: string): Promise<number> {
+  return (await store.list(owner, { pageSize: 100 })).tasks.length;
+}
+
+describe('SQLite shares: a tenth given up without a count', () => {
+  it('a principal creating finished tasks at its quota is counted once, then gives up a tenth at a time', async () => {
+    const { store, counts } = await openStore(100);
+    try {
+      for (let i = 0; i < 400; i++) {
+        await store.put(OWNER, task(`t${i}`, 'completed'), CREATED);
+        assert.ok((await store.countTasks()) <= 100, `after ${i + 1}: ${await store.countTasks()} stored`);
+      }
+      assert.equal(await store.countTasks(), 100);
+      // The first creation counts the principal; the 300 past its quota each found a tenth
+      // created finished since, without a count (30 counts otherwise).
+      assert.equal(counts(), 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('tasks created unfinished give nothing up uncounted: the quota still refuses when none is finished', async () => {
+    const { store, counts } = await openStore(10);
+    try {
+      for (let i = 0; i < 10; i++) await store.put(OWNER, task(`w${i}`, 'working'), CREATED);
+      await assert.rejects(store.put(OWNER, task('w10', 'working'), CREATED), /none of them is finished/);
+      assert.equal(await store.countTasks(), 10);
+      assert.equal(counts(), 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('once a task counted may have expired, the principal is counted again (no live task evicted early)', async () => {
+    let now = 1_000_000;
+    const { store } = await openStore(10, { now: () => now, taskTtlMs: 60_000 });
+    try {
+      for (let i = 0; i < 10; i++) await store.put(OWNER, task(`old-${i}`, 'completed'), CREATED);
+      now += 59_000;
+      await store.put(OWNER, task('new-0', 'completed'), CREATED); // at the quota: old-0 given up
+      now += 2_000; // old-1..old-9 expired; new-0 is the principal's only live task
+      await store.put(OWNER, task('new-1', 'completed'), CREATED);
+      assert.equal((await store.get(OWNER, 'new-0'))?.id, 'new-0', 'new-0 was evicted while its principal had room');
+      assert.equal(await held(store, OWNER), 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('after the sweep deletes tasks, every principal is counted again', async () => {
+    let now = 1_000_000;
+    const { store } = await openStore(10, { now: () => now, maxTasks: 15 });
+    try {
+      for (let i = 0; i < 10; i++) {
+        now += 1;
+        await store.put(OWNER, task(`a-${i}`, 'completed'), CREATED);
+      }
+      for (let i = 0; i < 10; i++) {
+        now += 1;
+        await store.put('client:bob@echo', task(`b-${i}`, 'completed'), CREATED);
+      }
+      now += 1;
+      assert.equal(store.sweep(), 5, 'the store over maxTasks gives up its five oldest finished: alice’s');
+      assert.equal(await held(store, OWNER), 5);
+      await store.put(OWNER, task('a-10', 'completed'), CREATED);
+      assert.equal(await held(store, OWNER), 6, 'alice, under her quota, lost a task to a bound the sweep made wrong');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a new task that was not written leaves the principal counted again', async () => {
+    const { store } = await openStore(10);
+    try {
+      for (let i = 0; i < 10; i++) await store.put(OWNER, task(`a-${i}`, 'completed'), CREATED);
+      await store.put('client:bob@echo', task('taken', 'completed'), CREATED);
+      // At her quota: a tenth given up for a task that is then refused (another owner's id).
+      await assert.rejects(store.put(OWNER, task('taken', 'completed'), CREATED));
+      assert.equal(await held(store, OWNER), 9);
+      await store.put(OWNER, task('a-10', 'completed'), CREATED);
+      assert.equal(await held(store, OWNER), 10, 'a bound one too high gave up a task she had room for');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('workers sharing the file count at every tenth, as replicas do', async () => {
+    const { store, counts } = await openStore(100, { sharedFile: true });
+    try {
+      for (let i = 0; i < 400; i++) await store.put(OWNER, task(`t${i}`, 'completed'), CREATED);
+      assert.equal(await store.countTasks(), 100);
+      assert.ok(counts() >= 31, `${counts()} counts`);
     } finally {
       await store.close();
     }

@@ -19,13 +19,8 @@
  */
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { Task } from '../../../protocol/model.js';
-import {
-  ownerRangeOf,
-  quotaRefusal,
-  shareDecision,
-  type ResolvedFairShares,
-  type ShareBounds,
-} from '../fair-shares.js';
+import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
+import type { ShareBounds } from '../share-bounds.js';
 import { principalOfOwner } from '../principal.js';
 import { prepareCount } from './statements.js';
 
@@ -52,7 +47,8 @@ interface ShareParams {
  * ```
  */
 export interface SqliteShareStatements {
-  readonly counts: Statement<[ShareParams], { tasks: number; parked: number; finished: number }>;
+  /** `oldest`: the least recent `updated_at` among them (null when none). */
+  readonly counts: Statement<[ShareParams], { tasks: number; parked: number; finished: number; oldest: number | null }>;
   /** Deletes the principal's `count` oldest finished tasks (row count kept); returns how many. */
   readonly evictOwnFinished: (params: ShareParams & { count: number }) => number;
   readonly parkedIdle: Statement<
@@ -80,7 +76,8 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
   const count = prepareCount(db);
   return {
     counts: db.prepare(
-      `SELECT count(*) AS tasks, coalesce(sum(${PARKED}), 0) AS parked, coalesce(sum(${TERMINAL}), 0) AS finished ${PRINCIPAL_ROWS}`,
+      `SELECT count(*) AS tasks, coalesce(sum(${PARKED}), 0) AS parked, coalesce(sum(${TERMINAL}), 0) AS finished,
+         min(updated_at) AS oldest ${PRINCIPAL_ROWS}`,
     ),
     evictOwnFinished: db.transaction((params: ShareParams & { count: number }) =>
       count.removed(evict.run(params).changes),
@@ -112,12 +109,14 @@ export interface QueuedTasks {
  * the eviction of its own oldest finished tasks into the group commit's next transaction (ahead
  * of the new task's row). `queued`: the principal's new tasks
  * queued for the group commit are counted too (as unfinished), and its finished tasks already
- * queued for eviction are not.
+ * queued for eviction are not. A principal that created at least a tenth of its quota finished
+ * since its last count gives up that tenth without being counted again (`ShareBounds`):
+ * counting its 1,000 index entries cost more than the rest of the eviction's work.
  *
  * @throws CapacityError naming the quota (nothing evicted), reported through `limits.onEvent`.
  * @example
  * ```ts
- * checkShare(shares, bounds, limits, owner, expiredBefore, commits); // then commits.enqueue(owner, row)
+ * checkShare(shares, bounds, limits, owner, { nowMs, expiredBefore }, commits); // then commits.enqueue(owner, row)
  * ```
  */
 export function checkShare(
@@ -125,17 +124,23 @@ export function checkShare(
   bounds: ShareBounds,
   limits: ResolvedFairShares,
   owner: string,
-  expiredBefore: number,
+  clock: { readonly nowMs: number; readonly expiredBefore: number },
   queued: QueuedTasks,
 ): void {
   const principal = principalOfOwner(owner);
-  if (bounds.admits(principal, limits, 0)) {
+  const { nowMs, expiredBefore } = clock;
+  if (bounds.admits(principal, limits, nowMs)) {
     bounds.created(principal);
     return;
   }
   const range = ownerRangeOf(principal);
   const params: ShareParams = { low: range.low, high: range.high, tail: range.tail, expiredBefore };
-  const stored = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0 };
+  const uncounted = bounds.evictionWithoutCount(principal, limits, nowMs);
+  if (uncounted > 0) {
+    queued.evict(principal, uncounted, () => statements.evictOwnFinished({ ...params, count: uncounted }));
+    return;
+  }
+  const stored = statements.counts.get(params) ?? { tasks: 0, parked: 0, finished: 0, oldest: null };
   const evicting = queued.evictingPending(principal);
   const counts = {
     tasks: stored.tasks + queued.createdPending(principal) - evicting,
@@ -143,13 +148,15 @@ export function checkShare(
     finished: stored.finished - evicting,
   };
   const decision = shareDecision(counts, limits);
+  // Every task counted is live until its update plus the TTL; the queued ones are newer.
+  const liveUntil = (stored.oldest ?? nowMs) + (nowMs - expiredBefore);
   if (decision.kind === 'refuse') {
-    bounds.counted(principal, counts.tasks, counts.parked, 0);
+    bounds.counted(principal, counts.tasks, counts.parked, nowMs, liveUntil);
     throw quotaRefusal(decision.quota, limits, owner);
   }
   const evicted = decision.kind === 'admit' ? 0 : decision.count;
   if (evicted > 0) queued.evict(principal, evicted, () => statements.evictOwnFinished({ ...params, count: evicted }));
-  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, 0);
+  bounds.counted(principal, counts.tasks - evicted + 1, counts.parked, nowMs, liveUntil);
 }
 
 /**
