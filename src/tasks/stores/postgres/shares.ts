@@ -24,12 +24,7 @@
  */
 import type { ClientBase, QueryResult, QueryResultRow } from 'pg';
 import type { Task } from '../../../protocol/model.js';
-import {
-  ownerRangeOf,
-  quotaRefusal,
-  shareDecision,
-  type ResolvedFairShares,
-} from '../fair-shares.js';
+import { ownerRangeOf, quotaRefusal, shareDecision, type ResolvedFairShares } from '../fair-shares.js';
 import type { ShareBounds } from '../share-bounds.js';
 import { principalOfOwner } from '../principal.js';
 
