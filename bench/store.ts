@@ -78,19 +78,21 @@ const cpuMicros = (): number => {
   return used.user + used.system;
 };
 
-/** Puts `count` tasks, `BATCH` a turn, through Airlock's store; CPU µs per task of the last `timed`. */
+/** CPU µs per task of `timed` tasks put by `turn` (`BATCH` a call), after `WARM_TASKS` untimed. */
+async function cpuPerTask(turn: () => Promise<void>, timed: number): Promise<number> {
+  for (let done = 0; done < WARM_TASKS; done += BATCH) await turn();
+  const before = cpuMicros();
+  for (let done = 0; done < timed; done += BATCH) await turn();
+  return (cpuMicros() - before) / timed;
+}
+
+/** Through Airlock's store: `BATCH` puts in one turn, awaited together (the group commit). */
 async function airlockRound(dir: string, timed: number): Promise<number> {
   const store = await SqliteTaskStore.open({ path: join(dir, 'airlock.db') });
-  const put = async (count: number): Promise<void> => {
-    for (let done = 0; done < count; done += BATCH) {
-      await Promise.all(Array.from({ length: BATCH }, () => store.put(OWNER, echoTask(), CREATED)));
-    }
-  };
   try {
-    await put(WARM_TASKS);
-    const before = cpuMicros();
-    await put(timed);
-    return (cpuMicros() - before) / timed;
+    return await cpuPerTask(async () => {
+      await Promise.all(Array.from({ length: BATCH }, () => store.put(OWNER, echoTask(), CREATED)));
+    }, timed);
   } finally {
     await store.close();
   }
@@ -99,8 +101,8 @@ async function airlockRound(dir: string, timed: number): Promise<number> {
 /** The same through the floor's table: one transaction a turn, then the next turn. */
 async function floorRound(dir: string, timed: number): Promise<number> {
   const store = openFloorSqlite(join(dir, 'floor'));
-  const put = async (count: number): Promise<void> => {
-    for (let done = 0; done < count; done += BATCH) {
+  try {
+    return await cpuPerTask(async () => {
       store.commit(
         Array.from({ length: BATCH }, () => {
           const task = echoTask();
@@ -108,13 +110,7 @@ async function floorRound(dir: string, timed: number): Promise<number> {
         }),
       );
       await new Promise((resolve) => setImmediate(resolve));
-    }
-  };
-  try {
-    await put(WARM_TASKS);
-    const before = cpuMicros();
-    await put(timed);
-    return (cpuMicros() - before) / timed;
+    }, timed);
   } finally {
     store.close();
   }
