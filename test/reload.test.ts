@@ -14,7 +14,7 @@ import { after, describe, it } from 'node:test';
 import { reloadCommand } from '../src/cli/reload.js';
 import { writeStateFile } from '../src/state/file.js';
 import { readReloadOutcome, serveFiles, type RecordedOutcome } from '../src/server/reload/pid-file.js';
-import { TOKEN_A, TOKEN_B, rpc, rpcStream, v10Message } from './helpers/gateway.js';
+import { TOKEN_A, TOKEN_B, eventually, rpc, rpcStream, v10Message } from './helpers/gateway.js';
 import { exitOf, killHard, startServe, type ServeProcess } from './helpers/serve-process.js';
 
 const running: ServeProcess[] = [];
@@ -63,6 +63,12 @@ function count(text: string, pattern: RegExp): number {
   return text.match(new RegExp(pattern.source, 'g'))?.length ?? 0;
 }
 
+/** Waits (2 s at most) until the server's log holds `pattern` `times` times. */
+async function logged(server: ServeProcess, pattern: RegExp, times = 1): Promise<void> {
+  await eventually(() => count(server.output(), pattern) >= times, 2_000, `${pattern} in ${server.output()}`);
+  assert.equal(count(server.output(), pattern), times, server.output());
+}
+
 /** `airlock reload` in this process (the command's own function): its exit code and lines. */
 async function cli(config: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -108,7 +114,8 @@ describe('reload on SIGHUP', () => {
       assert.equal(await statusFor(base, TOKEN_B), 200, 'the added client works at once');
       assert.equal(await statusFor(base, TOKEN_A), 401, 'the removed client is refused at once');
       const reloadMs = reloadedAt - started;
-      assert.match(server.output(), /"event":"config_reloaded","changed":\["clients\[a\]","clients\[b\]"\]/);
+      // The outcome file is written before the log line reaches this process through the pipe.
+      await logged(server, /"event":"config_reloaded","changed":\["clients\[a\]","clients\[b\]"\]/);
 
       const streamed = await stream;
       assert.equal(streamed.status, 200);
@@ -125,7 +132,7 @@ describe('reload on SIGHUP', () => {
       const invalid = await hup(server, path);
       assert.equal(invalid.outcome === 'refused' && invalid.reason, 'invalid_config', JSON.stringify(invalid));
       assert.match(invalid.outcome === 'refused' ? invalid.message : '', /limits\.maxParts/);
-      assert.equal(count(server.output(), /"event":"config_reload_refused"/), 2, server.output());
+      await logged(server, /"event":"config_reload_refused"/, 2);
       assert.equal(await statusFor(base, TOKEN_B), 200);
       assert.equal(await statusFor(base, TOKEN_A), 401, 'the refused file (which re-adds a) applied nothing');
 
@@ -137,8 +144,8 @@ describe('reload on SIGHUP', () => {
       const port = await hup(server, path);
       assert.equal(port.outcome, 'refused');
       assert.deepEqual(port.outcome === 'refused' && port.restart, ['server.drainSeconds', 'server.port']);
-      assert.match(
-        server.output(),
+      await logged(
+        server,
         /"reason":"needs_restart","message":"these keys need a restart: server\.drainSeconds, server\.port/,
       );
       assert.equal(await statusFor(base, TOKEN_A), 401);
