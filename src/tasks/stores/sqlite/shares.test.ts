@@ -233,3 +233,22 @@ describe('SQLite shares: a tenth given up without a count', () => {
     }
   });
 });
+
+describe('SQLite shares: workers sharing the file', () => {
+  it('a bound is counted again once it is a second old, so another worker’s tasks hold the quota', async () => {
+    let now = 1_000_000;
+    const { store: first, path } = await openStore(10, { sharedFile: true, now: () => now });
+    const second = await SqliteTaskStore.open({ path, maxTasksPerPrincipal: 10, sharedFile: true, now: () => now });
+    try {
+      for (let i = 0; i < 5; i++) await first.put(OWNER, task(`a-${i}`, 'completed'), CREATED);
+      for (let i = 0; i < 5; i++) await second.put(OWNER, task(`b-${i}`, 'completed'), CREATED);
+      now += 1_000;
+      // The first worker's bound (5) does not see the second's five: past a second it counts 10.
+      await first.put(OWNER, task('a-5', 'completed'), CREATED);
+      assert.equal(await first.countTasks(), 10, 'admitted on a bound that missed the other worker’s tasks');
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+});
