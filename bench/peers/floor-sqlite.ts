@@ -60,7 +60,7 @@ export function openFloorSqlite(dir: string): FloorStore {
   );
   // The principal's oldest finished tasks, read in order from its owner index (no sort).
   const evict = db.prepare(
-    'DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks WHERE owner = ? AND terminal = 1 ORDER BY status_ts, id LIMIT ?)',
+    'DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks WHERE owner = ? AND terminal = 1 ORDER BY status_ts, id LIMIT +?)',
   );
   const held = new Map<string, number>();
   const write = db.transaction((rows: readonly TaskRow[]) => {

@@ -82,11 +82,11 @@ export class SqliteApprovalRecords implements ApprovalRecords {
       ),
       pending: db.prepare<{ decider: string; now: number; limit: number }, Row>(
         `SELECT ${COLUMNS} FROM approval_actions WHERE decider = @decider AND state = 'pending' AND expires_at > @now
-         ORDER BY created_at LIMIT @limit`,
+         ORDER BY created_at LIMIT +@limit`,
       ),
       decided: db.prepare<{ now: number; limit: number }, Row>(
         `SELECT ${COLUMNS} FROM approval_actions WHERE state IN ('approved', 'denied') AND expires_at > @now
-         ORDER BY decided_at LIMIT @limit`,
+         ORDER BY decided_at LIMIT +@limit`,
       ),
       transition: db.prepare<Record<string, unknown>>(
         `UPDATE approval_actions SET state = @to, decided_by = coalesce(@decidedBy, decided_by),

@@ -150,7 +150,7 @@ class SqlitePushOutbox implements PushOutbox {
       `SELECT h.id FROM push_outbox h
        WHERE h.next_attempt_at <= @now AND h.claimed_until <= @now
          AND NOT EXISTS (SELECT 1 FROM push_outbox e WHERE e.task_id = h.task_id AND e.id < h.id)
-       ORDER BY h.id LIMIT @limit`,
+       ORDER BY h.id LIMIT +@limit`,
     );
     const take = db.prepare<{ id: number; claimant: string; until: number }>(
       'UPDATE push_outbox SET claimed_by = @claimant, claimed_until = @until WHERE id = @id',

@@ -58,7 +58,7 @@ export interface SqliteShareStatements {
 }
 
 /** The rowids of a principal's `@count` oldest finished tasks (its range as in {@link ShareParams}). */
-export const OWN_OLDEST_FINISHED_SQL = `SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT @count`;
+export const OWN_OLDEST_FINISHED_SQL = `SELECT rowid ${PRINCIPAL_ROWS} AND ${TERMINAL} ORDER BY updated_at LIMIT +@count`;
 
 /** Deletes a principal's `@count` oldest finished tasks. */
 export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (${OWN_OLDEST_FINISHED_SQL})`;
@@ -84,7 +84,7 @@ export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatement
     ),
     parkedIdle: db.prepare(
       `SELECT owner, body FROM tasks INDEXED BY tasks_parked
-         WHERE ${PARKED} AND updated_at <= @parkedBefore AND updated_at > @expiredBefore ORDER BY updated_at LIMIT @limit`,
+         WHERE ${PARKED} AND updated_at <= @parkedBefore AND updated_at > @expiredBefore ORDER BY updated_at LIMIT +@limit`,
     ),
   };
 }

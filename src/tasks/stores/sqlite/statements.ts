@@ -33,11 +33,11 @@ type UpsertParams = Record<string, string | number>;
  * already, so which go first does not matter: the next batch takes the rest).
  */
 export const DELETE_EXPIRED_SQL = `DELETE FROM tasks WHERE rowid IN
-  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal IN (0, 1) AND updated_at <= ? LIMIT ?)`;
+  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal IN (0, 1) AND updated_at <= ? LIMIT +?)`;
 
 /** The sweep's eviction above `maxTasks`: the `?` least recently updated finished tasks. */
 export const DELETE_OLDEST_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN
-  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal = 1 ORDER BY updated_at LIMIT ?)`;
+  (SELECT rowid FROM tasks INDEXED BY tasks_by_age WHERE terminal = 1 ORDER BY updated_at LIMIT +?)`;
 
 /**
  * The store's prepared statements.
@@ -239,7 +239,7 @@ function prepareList(db: SqliteDatabase, shape: FilterShape): ListStatements {
     page: db.prepare(
       `SELECT id, status_ts, body ${from}
          AND status_ts <= @boundMs AND (status_ts < @boundMs OR id < @boundId)
-       ORDER BY status_ts DESC, id DESC LIMIT @limit`,
+       ORDER BY status_ts DESC, id DESC LIMIT +@limit`,
     ),
     // O(the owner's rows), but only index entries: the index carries every column it filters on.
     // With the oldest `updated_at`: a reused count is good only until that task expires.
