@@ -93,6 +93,8 @@ function config(kind: StoreKind, workDir: string): string {
     '  port: 0',
     'limits:',
     '  requestsPerMinute: 100000000',
+    // One owner holds all 100k tasks: its share must not evict them.
+    `  maxTasksPerPrincipal: ${TASKS}`,
     ...ECHO_AGENT_AND_CLIENT,
     '',
   ].join('\n');
@@ -156,7 +158,9 @@ async function verify(load: Load, baseMs: number): Promise<void> {
     reply.result?.totalSize !== TASKS ||
     tasks[0]?.id !== expectedId
   ) {
-    throw new Error(`${load.key}: unexpected ListTasks reply (HTTP ${response.status}): ${text.slice(0, 300)}`);
+    throw new Error(
+      `${load.key}: unexpected ListTasks reply (HTTP ${response.status}, ${tasks.length} tasks of ${reply.result?.totalSize}): ${text.slice(0, 300)}`,
+    );
   }
   if (Date.parse(tasks[0].status.timestamp) !== baseMs + firstIndex) throw new Error(`${load.key}: wrong order`);
 }

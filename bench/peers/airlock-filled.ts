@@ -22,6 +22,7 @@ import type { Task } from '../../src/protocol/model.js';
 import { prepareBackends } from '../../src/server/backends.js';
 import { createGateway } from '../../src/server/http.js';
 import { createLogger } from '../../src/server/log.js';
+import { storeShareOptions } from '../../src/server/store-shares.js';
 import { openTaskStore } from '../../src/tasks/stores/index.js';
 
 const BATCH = 2_000;
@@ -55,7 +56,10 @@ async function main(): Promise<void> {
   const baseMs = Number(required('BENCH_BASE_MS'));
   const config = loadConfigFile(values.config);
   const logger = createLogger('silent');
-  const store = await openTaskStore(chooseTaskStore(config), {});
+  const store = await openTaskStore(
+    chooseTaskStore(config),
+    storeShareOptions(config, () => undefined),
+  );
   const started = performance.now();
   for (let first = 0; first < count; first += BATCH) {
     const puts: Promise<void>[] = [];
