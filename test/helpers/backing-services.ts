@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import { createClient } from '@redis/client';
 import pg from 'pg';
 
@@ -113,7 +114,8 @@ export function percentile(values: readonly number[], p: number): number {
 
 /**
  * A TCP proxy in front of a server, that a test can cut (an outage: the listener closes and every
- * connection through it is destroyed) and restore on the same port.
+ * connection through it is destroyed) and restore on the same port, or silence (a dead network:
+ * connections stay open and every byte either way is dropped) until it speaks again.
  */
 export interface TcpProxy {
   readonly port: number;
@@ -121,6 +123,10 @@ export interface TcpProxy {
   url(target: string): string;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /** Drops every byte from now on, on the connections open and on new ones. */
+  silence(): void;
+  /** Forwards again (what was dropped is lost: connections open meanwhile are broken). */
+  speak(): void;
   close(): Promise<void>;
 }
 
@@ -129,6 +135,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let silent = false;
+  const gate = (): Transform =>
+    new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        done(null, silent ? undefined : chunk);
+      },
+    });
   const listen = async (): Promise<void> => {
     const next = createServer((client) => {
       const upstream = connect(targetPort, '127.0.0.1');
@@ -137,8 +150,8 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         socket.on('close', () => sockets.delete(socket));
         socket.on('error', () => undefined);
       }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      client.pipe(gate()).pipe(upstream);
+      upstream.pipe(gate()).pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -168,6 +181,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     cut,
     restore: listen,
+    silence: () => {
+      silent = true;
+    },
+    speak: () => {
+      silent = false;
+    },
     close: cut,
   };
 }

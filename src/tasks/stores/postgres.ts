@@ -70,6 +70,7 @@ import { failParkedOnce, sweepOnce } from './postgres/sweep.js';
 import { DEFAULT_VACUUM_AFTER_ROWS, TasksVacuum } from './postgres/vacuum.js';
 
 export { asStoreError } from './postgres/errors.js';
+export { QueryReadTimeoutError, QueryWatchdog } from './postgres/watchdog.js';
 export type { PostgresTaskStoreOptions } from './postgres/options.js';
 
 /** bigint's range; a TTL of Infinity makes the expiry bound its minimum. */

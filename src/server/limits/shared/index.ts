@@ -35,7 +35,7 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
-import { asStoreError } from '../../../tasks/stores/postgres.js';
+import { asStoreError, QueryWatchdog } from '../../../tasks/stores/postgres.js';
 import type { AuthFailureLockout } from '../address-failures.js';
 import type { InFlightCap } from '../concurrency.js';
 import type { RequestRateLimit } from '../rate.js';
@@ -252,19 +252,22 @@ async function openRedis(
 
 /** A small pool of the limits' own: short timeouts, so that a slow database fails fast. */
 function limitsPool(url: string, timeoutMs: number): Pool {
+  // One timer for the pool's queries, where pg's query_timeout would start one per query.
+  const watchdog = new QueryWatchdog(Math.max(2_000, timeoutMs * 4));
   const pool = new pg.Pool({
     connectionString: url,
     max: 4,
     connectionTimeoutMillis: Math.max(1_000, timeoutMs * 2),
     idleTimeoutMillis: 30_000,
     statement_timeout: Math.max(1_000, timeoutMs * 2),
-    query_timeout: Math.max(2_000, timeoutMs * 4),
+    Client: watchdog.clientClass(),
     application_name: 'airlock:limits',
     keepAlive: true,
     allowExitOnIdle: true,
   });
   // An idle connection's error (the server restarted) would otherwise crash the process.
   pool.on('error', () => undefined);
+  watchdog.attach(pool);
   return pool;
 }
 

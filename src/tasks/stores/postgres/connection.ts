@@ -15,6 +15,7 @@ import { migratePostgres } from '../migrations/postgres.js';
 import type { MigrationReport } from '../migrations/plan.js';
 import { asStoreError } from './errors.js';
 import type { PostgresTaskStoreOptions } from './options.js';
+import { QueryWatchdog } from './watchdog.js';
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
@@ -36,14 +37,16 @@ export function createPool(
   onIdleError: ((error: unknown) => void) | undefined,
 ): Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  // The client gives up too if the server goes silent (a dead network does not cancel anything):
+  // one watchdog for the pool, where pg's query_timeout would start a timer per query.
+  const watchdog = new QueryWatchdog(statementTimeoutMs + 2_000);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
     statement_timeout: statementTimeoutMs,
-    // The client gives up too if the server goes silent (a dead network does not cancel anything).
-    query_timeout: statementTimeoutMs + 2_000,
+    Client: watchdog.clientClass(),
     // A transaction left open by a bug must not hold locks and a connection for ever.
     idle_in_transaction_session_timeout: 60_000,
     application_name: `airlock:${schema}`,
@@ -53,6 +56,7 @@ export function createPool(
   // An idle client's error (the server restarted) would otherwise crash the process. The pool has
   // already dropped that client and opens a fresh one on the next query.
   pool.on('error', (error) => (onIdleError ?? ignore)(error));
+  watchdog.attach(pool);
   return pool;
 }
 
