@@ -190,7 +190,8 @@ export interface PostgresMigrationOptions {
   timeoutMs?: number;
 }
 
-const DEFAULT_MIGRATION_TIMEOUT_MS = 5 * 60_000;
+/** A migration run's statement timeout unless told otherwise (`PostgresMigrationOptions.timeoutMs`). */
+export const DEFAULT_MIGRATION_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * A PostgreSQL identifier, quoted. Schema names are checked by the store's options before they

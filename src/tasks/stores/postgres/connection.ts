@@ -11,7 +11,7 @@
  */
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
-import { migratePostgres } from '../migrations/postgres.js';
+import { DEFAULT_MIGRATION_TIMEOUT_MS, migratePostgres } from '../migrations/postgres.js';
 import type { MigrationReport } from '../migrations/plan.js';
 import { asStoreError } from './errors.js';
 import type { PostgresTaskStoreOptions } from './options.js';
@@ -20,6 +20,10 @@ import { QueryWatchdog } from './watchdog.js';
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How much longer than its statement timeout the client waits for an answer (a network gone silent). */
+const READ_GRACE_MS = 2_000;
+/** Each pool's watchdog, for the migration's longer limit. */
+const watchdogs = new WeakMap<Pool, QueryWatchdog>();
 /** Idle connections are closed after this, so a quiet replica holds few. */
 const IDLE_TIMEOUT_MS = 30_000;
 
@@ -39,7 +43,7 @@ export function createPool(
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   // The client gives up too if the server goes silent (a dead network does not cancel anything):
   // one watchdog for the pool, where pg's query_timeout would start a timer per query.
-  const watchdog = new QueryWatchdog(statementTimeoutMs + 2_000);
+  const watchdog = new QueryWatchdog(statementTimeoutMs + READ_GRACE_MS);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
@@ -57,6 +61,7 @@ export function createPool(
   // already dropped that client and opens a fresh one on the next query.
   pool.on('error', (error) => (onIdleError ?? ignore)(error));
   watchdog.attach(pool);
+  watchdogs.set(pool, watchdog);
   return pool;
 }
 
@@ -73,7 +78,17 @@ function ignore(): void {}
  * ```
  */
 export async function migrateWithPool(pool: Pool, schema: string): Promise<MigrationReport> {
-  return withPooledClient(pool, (client) => migratePostgres(client, schema));
+  const watchdog = watchdogs.get(pool);
+  return withPooledClient(pool, async (client) => {
+    // The migration's session has its own, longer statement timeout (another replica's run may
+    // hold the lock, a migration may rewrite a large table): the client waits as long.
+    watchdog?.allow(client, DEFAULT_MIGRATION_TIMEOUT_MS + READ_GRACE_MS);
+    try {
+      return await migratePostgres(client, schema);
+    } finally {
+      watchdog?.allow(client, undefined);
+    }
+  });
 }
 
 /**

@@ -3,7 +3,8 @@
  * answer within the limit fails (both of pg's query forms), its connection is dropped and the next
  * query works; the limit counts from each query's start, not the connection's; queries pg times
  * itself are left alone; and the store, behind a network gone silent, answers store-unavailable
- * instead of waiting for ever.
+ * instead of waiting for ever; a migration waits for another replica's as long as its own
+ * statement timeout allows, not the pool's.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -140,4 +141,26 @@ describe('the PostgreSQL query watchdog', { skip }, () => {
       assert.equal(await store.get('client:a', 'missing'), undefined);
     },
   );
+
+  it('a store waits for a migration held by another replica, past the pool limit', { timeout: 15_000 }, async () => {
+    const schema = uniqueName('airlock_watchdog');
+    const holder = new pg.Client({ connectionString: POSTGRES_URL });
+    await holder.connect();
+    after(async () => {
+      await holder.end().catch(() => undefined);
+      await dropSchema(schema);
+    });
+    // What a migrating replica holds (migrations/postgres.ts), for longer than the pool's 2.2 s.
+    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`airlock.schema_migrations:${schema}`]);
+    const release = setTimeout(() => {
+      holder.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+    }, 3_500);
+    const { ms, error } = await elapsedOf(async () => {
+      const store = await PostgresTaskStore.open({ url: POSTGRES_URL, schema, statementTimeoutMs: 200 });
+      await store.close();
+    });
+    clearTimeout(release);
+    assert.equal(error, undefined, `the store did not open: ${String(error)}`);
+    assert.ok(ms >= 3_400, `opened after ${ms.toFixed(0)} ms, before the lock was released`);
+  });
 });

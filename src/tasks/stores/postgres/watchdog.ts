@@ -25,6 +25,8 @@ interface WatchedQuery {
   readonly client: pg.Client;
   /** The tick it started in. */
   readonly started: number;
+  /** Ticks it may run (see QueryWatchdog's limitTicks). */
+  readonly limitTicks: number;
   timedOut: boolean;
 }
 
@@ -64,6 +66,8 @@ export class QueryWatchdog {
   /** A query started `n` ticks ago has run at least `n - 1` whole ticks: it fails at `n` = this. */
   readonly #limitTicks: number;
   readonly #running = new Set<WatchedQuery>();
+  /** Clients given a longer limit for a while (a migration), in ticks. */
+  readonly #longer = new WeakMap<pg.Client, number>();
   #ticks = 0;
   #clients = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -105,6 +109,21 @@ export class QueryWatchdog {
     });
   }
 
+  /**
+   * Gives the queries `client` starts from now on `limitMs` instead of the pool's limit (a
+   * migration's session runs with a longer statement timeout); `undefined` takes it back.
+   *
+   * @example
+   * ```ts
+   * watchdog.allow(client, migrationTimeoutMs + 2_000);
+   * try { await migrate(client); } finally { watchdog.allow(client, undefined); }
+   * ```
+   */
+  allow(client: pg.Client, limitMs: number | undefined): void {
+    if (limitMs === undefined) this.#longer.delete(client);
+    else this.#longer.set(client, Math.ceil(limitMs / this.#tickMs) + 1);
+  }
+
   /** How many queries are being watched (tests). */
   get running(): number {
     return this.#running.size;
@@ -117,11 +136,12 @@ export class QueryWatchdog {
     values: unknown,
     callback: unknown,
   ): unknown => {
-    const watch: WatchedQuery = { client, started: this.#ticks, timedOut: false };
+    const limitTicks = this.#longer.get(client) ?? this.#limitTicks;
+    const watch: WatchedQuery = { client, started: this.#ticks, limitTicks, timedOut: false };
     this.#running.add(watch);
     const done = (error: unknown): unknown => {
       this.#running.delete(watch);
-      return watch.timedOut ? new QueryReadTimeoutError(this.#limitMs) : error;
+      return watch.timedOut ? new QueryReadTimeoutError(this.#limitMsOf(watch)) : error;
     };
     if (typeof values === 'function') {
       callback = values;
@@ -144,15 +164,19 @@ export class QueryWatchdog {
     );
   };
 
+  #limitMsOf(watch: WatchedQuery): number {
+    return watch.limitTicks === this.#limitTicks ? this.#limitMs : (watch.limitTicks - 1) * this.#tickMs;
+  }
+
   #tick(): void {
     this.#ticks += 1;
     for (const watch of this.#running) {
-      if (this.#ticks - watch.started < this.#limitTicks) continue;
+      if (this.#ticks - watch.started < watch.limitTicks) continue;
       watch.timedOut = true;
       this.#running.delete(watch);
       // Every query on this connection fails with this error, and the pool (told of it by the
       // client's error event, or on release) closes the connection instead of reusing it.
-      watch.client.connection.stream.destroy(new QueryReadTimeoutError(this.#limitMs));
+      watch.client.connection.stream.destroy(new QueryReadTimeoutError(this.#limitMsOf(watch)));
     }
   }
 }
