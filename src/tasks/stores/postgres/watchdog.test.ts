@@ -51,7 +51,8 @@ describe('the PostgreSQL query watchdog', { skip }, () => {
         await pool.query('SELECT 1');
         const { ms, error } = await elapsedOf(() => pool.query('SELECT pg_sleep(5)'));
         assert.ok(error instanceof QueryReadTimeoutError, `expected a read timeout, got ${String(error)}`);
-        assert.match(error.message, /did not answer within 800 ms/);
+        assert.match(error.message, /did not answer a query within 800 ms/);
+      assert.equal(error.code, 'store_unavailable');
         // Between the limit and the limit + 2 ticks (200 ms each), with room for a slow machine.
         assert.ok(ms >= 800 && ms < 2_000, `failed after ${ms.toFixed(0)} ms`);
         assert.equal(watchdog.running, 0);

@@ -8,7 +8,7 @@
  * is kept alive past collections and promoted. Here each query notes the tick it started in, one
  * unref'd interval counts ticks while the pool has connections, and a query still running after
  * its limit has its connection destroyed: it and every query queued on that connection fail
- * (`QueryReadTimeoutError`, a store-unavailable error), and the pool drops that connection.
+ * (`QueryReadTimeoutError`, a `StoreUnavailableError`), and the pool drops that connection.
  *
  * @example
  * ```ts
@@ -19,6 +19,7 @@
  */
 import pg from 'pg';
 import type { ClientConfig, Pool } from 'pg';
+import { StoreUnavailableError } from '../errors.js';
 
 /** A query being watched. */
 interface WatchedQuery {
@@ -37,18 +38,17 @@ type QueryFunction = (this: pg.Client, config: unknown, values?: unknown, callba
 const MAX_TICK_MS = 1_000;
 
 /**
- * The error of a query that the server did not answer within its limit.
+ * The error of a query that the server did not answer within its limit: the store is unavailable
+ * (retryable), and the connection it ran on is gone.
  *
  * @example
  * ```ts
  * if (error instanceof QueryReadTimeoutError) retryLater();
  * ```
  */
-export class QueryReadTimeoutError extends Error {
+export class QueryReadTimeoutError extends StoreUnavailableError {
   constructor(limitMs: number) {
-    // "Query read timeout" is pg's own message for this, which asStoreError maps to unavailable.
-    super(`Query read timeout: PostgreSQL did not answer within ${limitMs} ms`);
-    this.name = 'QueryReadTimeoutError';
+    super(`PostgreSQL did not answer a query within ${limitMs} ms`);
   }
 }
 
