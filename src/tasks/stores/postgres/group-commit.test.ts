@@ -113,4 +113,35 @@ describe('GroupCommit and the shares', () => {
     writer.release();
     await queued;
   });
+
+  it('writes up to 500 rows a batch, oldest first, and a put queued during a batch goes in the next', async () => {
+    const writer = heldWriter();
+    const commits = new GroupCommit(writer.write, 'test');
+    const puts = Array.from({ length: 501 }, (_, index) => commits.enqueue(row(`t${index}`)));
+    await turn();
+    assert.deepEqual(
+      writer.batches.map((batch) => batch.length),
+      [500],
+    );
+    assert.equal(writer.batches[0]?.[0]?.id, 't0');
+    const late = commits.enqueue(row('late'));
+    writer.release();
+    await Promise.all(puts.slice(0, 500));
+    await turn();
+    assert.deepEqual(
+      writer.batches[1]?.map((r) => r.id),
+      ['t500', 'late'],
+    );
+    writer.release();
+    await Promise.all([puts[500], late]);
+    // The whole queue went into the next batch: the one after it starts empty.
+    const again = commits.enqueue(row('t0'));
+    await turn();
+    assert.deepEqual(
+      writer.batches[2]?.map((r) => r.id),
+      ['t0'],
+    );
+    writer.release();
+    await again;
+  });
 });

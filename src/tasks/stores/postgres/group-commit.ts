@@ -67,8 +67,12 @@ const MAX_BATCH_ROWS = 500;
 export class GroupCommit {
   readonly #write: WriteRows;
   readonly #storeName: string;
-  /** Puts waiting for the next group commit, by task id. */
-  readonly #pending = new Map<string, PendingWrite>();
+  /**
+   * Puts waiting for the next group commit, by task id. A batch takes the whole map when it fits
+   * and leaves a new one: a map kept for good, with entries added and deleted all day, has its
+   * hash tables rebuilt as it grows and shrinks, and each new table outlives the young generation.
+   */
+  #pending = new Map<string, PendingWrite>();
   /** Admitted new tasks whose batch is not over yet, by principal (see admitted). */
   readonly #unwritten = new Map<string, number>();
   /** The batch being written, if any: one at a time, so the puts of a task stay in order. */
@@ -171,11 +175,17 @@ export class GroupCommit {
 
   /** Writes up to MAX_BATCH_ROWS pending rows in one statement and settles their puts. */
   async #flush(): Promise<void> {
-    const batch: PendingWrite[] = [];
-    for (const [id, pending] of this.#pending) {
-      batch.push(pending);
-      this.#pending.delete(id);
-      if (batch.length === MAX_BATCH_ROWS) break;
+    let batch: PendingWrite[];
+    if (this.#pending.size <= MAX_BATCH_ROWS) {
+      batch = [...this.#pending.values()];
+      this.#pending = new Map();
+    } else {
+      batch = [];
+      for (const [id, pending] of this.#pending) {
+        batch.push(pending);
+        this.#pending.delete(id);
+        if (batch.length === MAX_BATCH_ROWS) break;
+      }
     }
     if (batch.length === 0) return;
     let written: ReadonlySet<string>;
