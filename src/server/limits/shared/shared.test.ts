@@ -275,3 +275,41 @@ describe('shared limits, unreachable stores', () => {
     }
   });
 });
+
+describe('shared limits over PostgreSQL, a network gone silent', { skip: pgSkip }, () => {
+  it(
+    'drops the connections left waiting (the pool watchdog) and uses the shared store again',
+    { timeout: 20_000 },
+    async () => {
+      const schema = uniqueName('airlock_test');
+      const proxy = await startTcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+      const limits = await createSharedLimits(
+        { pgUrl: proxy.url(POSTGRES_URL), schema },
+        { ...LIMITS, requestsPerMinute: 100 },
+        { logger: recordingLogger(), timeoutMs: 200, cooldownMs: 300 },
+      );
+      try {
+        assert.equal(await limits.rate.take('client:quiet', now()), true);
+        // Bytes are dropped, nothing is closed: every query sent now waits on its connection for
+        // ever, unless the client gives up on it (after 4 × timeoutMs, at least 2 s).
+        proxy.silence();
+        for (let i = 0; i < 6; i++) await limits.rate.take('client:quiet', now());
+        assert.equal(limits.degraded, true, 'the guard answered from the local limits');
+        await new Promise((resolve) => setTimeout(resolve, 3_500));
+        proxy.speak();
+        await waitFor(
+          async () => {
+            await limits.rate.take('client:back', now());
+            return !limits.degraded;
+          },
+          10_000,
+          'the shared store to be used again',
+        );
+      } finally {
+        await limits.close();
+        await proxy.close();
+        await dropSchema(schema);
+      }
+    },
+  );
+});

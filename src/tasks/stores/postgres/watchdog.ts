@@ -26,9 +26,14 @@ interface WatchedQuery {
   readonly client: pg.Client;
   /** The tick it started in. */
   readonly started: number;
-  /** Ticks it may run (see QueryWatchdog's limitTicks). */
-  readonly limitTicks: number;
+  /** How long it may go unanswered, and that in ticks (see QueryWatchdog's #ticksFor). */
+  readonly limit: Limit;
   timedOut: boolean;
+}
+
+interface Limit {
+  readonly ms: number;
+  readonly ticks: number;
 }
 
 type QueryCallback = (error: Error | null | undefined, result?: unknown) => void;
@@ -61,22 +66,19 @@ export class QueryReadTimeoutError extends StoreUnavailableError {
  * ```
  */
 export class QueryWatchdog {
-  readonly #limitMs: number;
   readonly #tickMs: number;
-  /** A query started `n` ticks ago has run at least `n - 1` whole ticks: it fails at `n` = this. */
-  readonly #limitTicks: number;
+  readonly #limit: Limit;
   readonly #running = new Set<WatchedQuery>();
-  /** Clients given a longer limit for a while (a migration), in ticks. */
-  readonly #longer = new WeakMap<pg.Client, number>();
+  /** Clients given a longer limit for a while (a migration). */
+  readonly #longer = new WeakMap<pg.Client, Limit>();
   #ticks = 0;
   #clients = 0;
   #timer: NodeJS.Timeout | undefined;
 
   /** `limitMs`: how long a query may go unanswered. */
   constructor(limitMs: number) {
-    this.#limitMs = limitMs;
     this.#tickMs = Math.max(10, Math.min(MAX_TICK_MS, Math.ceil(limitMs / 4)));
-    this.#limitTicks = Math.ceil(limitMs / this.#tickMs) + 1;
+    this.#limit = this.#limitOf(limitMs);
   }
 
   /**
@@ -121,7 +123,7 @@ export class QueryWatchdog {
    */
   allow(client: pg.Client, limitMs: number | undefined): void {
     if (limitMs === undefined) this.#longer.delete(client);
-    else this.#longer.set(client, Math.ceil(limitMs / this.#tickMs) + 1);
+    else this.#longer.set(client, this.#limitOf(limitMs));
   }
 
   /** How many queries are being watched (tests). */
@@ -136,12 +138,12 @@ export class QueryWatchdog {
     values: unknown,
     callback: unknown,
   ): unknown => {
-    const limitTicks = this.#longer.get(client) ?? this.#limitTicks;
-    const watch: WatchedQuery = { client, started: this.#ticks, limitTicks, timedOut: false };
+    const limit = this.#longer.get(client) ?? this.#limit;
+    const watch: WatchedQuery = { client, started: this.#ticks, limit, timedOut: false };
     this.#running.add(watch);
     const done = (error: unknown): unknown => {
       this.#running.delete(watch);
-      return watch.timedOut ? new QueryReadTimeoutError(this.#limitMsOf(watch)) : error;
+      return watch.timedOut ? new QueryReadTimeoutError(limit.ms) : error;
     };
     if (typeof values === 'function') {
       callback = values;
@@ -164,19 +166,20 @@ export class QueryWatchdog {
     );
   };
 
-  #limitMsOf(watch: WatchedQuery): number {
-    return watch.limitTicks === this.#limitTicks ? this.#limitMs : (watch.limitTicks - 1) * this.#tickMs;
+  /** A query started `n` ticks ago has run at least `n - 1` whole ticks: it fails once `n` = ticks. */
+  #limitOf(ms: number): Limit {
+    return { ms, ticks: Math.ceil(ms / this.#tickMs) + 1 };
   }
 
   #tick(): void {
     this.#ticks += 1;
     for (const watch of this.#running) {
-      if (this.#ticks - watch.started < watch.limitTicks) continue;
+      if (this.#ticks - watch.started < watch.limit.ticks) continue;
       watch.timedOut = true;
       this.#running.delete(watch);
       // Every query on this connection fails with this error, and the pool (told of it by the
       // client's error event, or on release) closes the connection instead of reusing it.
-      watch.client.connection.stream.destroy(new QueryReadTimeoutError(this.#limitMsOf(watch)));
+      watch.client.connection.stream.destroy(new QueryReadTimeoutError(watch.limit.ms));
     }
   }
 }
