@@ -49,6 +49,18 @@ function recordingLogger(): {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
+/** Waits (up to 10 s) until the limits, asked on `principal`'s behalf, use the shared store again. */
+function sharedAgain(limits: SharedLimits, principal: string): Promise<void> {
+  return waitFor(
+    async () => {
+      await limits.rate.take(principal, now());
+      return !limits.degraded;
+    },
+    10_000,
+    'the shared store to be used again',
+  );
+}
+
 function sharedLimitsSuite(
   name: string,
   skip: string | false,
@@ -184,14 +196,7 @@ function sharedLimitsSuite(
           'one line per outage',
         );
         await proxy.restore();
-        await waitFor(
-          async () => {
-            await limits.rate.take('client:recovered', now());
-            return !limits.degraded;
-          },
-          10_000,
-          'the shared store to be used again',
-        );
+        await sharedAgain(limits, 'client:recovered');
         assert.ok(logger.lines.some((line) => line.event === 'shared_limits_recovered'));
       } finally {
         await limits.close();
@@ -297,14 +302,7 @@ describe('shared limits over PostgreSQL, a network gone silent', { skip: pgSkip 
         assert.equal(limits.degraded, true, 'the guard answered from the local limits');
         await new Promise((resolve) => setTimeout(resolve, 3_500));
         proxy.speak();
-        await waitFor(
-          async () => {
-            await limits.rate.take('client:back', now());
-            return !limits.degraded;
-          },
-          10_000,
-          'the shared store to be used again',
-        );
+        await sharedAgain(limits, 'client:back');
       } finally {
         await limits.close();
         await proxy.close();
