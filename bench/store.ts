@@ -9,7 +9,8 @@
  *
  * Then, on the file Airlock's store wrote, what its share of 1,000 costs each time the principal
  * reaches it (once per tenth of the share): the count of its tasks, and the eviction of its
- * oldest finished tenth (the select alone, then select and delete in a rolled-back transaction).
+ * oldest finished tenth (the select alone, in the window of the store's oldest finished tasks and
+ * from the principal's own entries, then select and delete in a rolled-back transaction).
  *
  * Usage: node --import tsx bench/store.ts [--rounds N=5] [--tasks N=30000] [--json]
  */
@@ -23,7 +24,12 @@ import type { Task } from '../src/protocol/model.js';
 import { CREATED } from '../src/tasks/store.js';
 import { SqliteTaskStore } from '../src/tasks/stores/sqlite.js';
 import { ownerRangeOf } from '../src/tasks/stores/fair-shares.js';
-import { OWN_OLDEST_FINISHED_SQL, prepareShareStatements } from '../src/tasks/stores/sqlite/shares.js';
+import {
+  OWN_OLDEST_FINISHED_SQL,
+  OWN_OLDEST_IN_WINDOW_SQL,
+  prepareShareStatements,
+  WINDOW_PER_EVICTED,
+} from '../src/tasks/stores/sqlite/shares.js';
 import { pinGenerator } from './lib/cpu.js';
 import { printMachine, writeResult, type Headline } from './lib/common.js';
 import { median, renderTable } from './lib/report.js';
@@ -124,20 +130,31 @@ function timeCall(call: () => void, times: number): number {
   return Number(process.hrtime.bigint() - started) / 1_000 / times;
 }
 
+interface ShareCosts {
+  count: number;
+  /** The eviction's select in the window of the store's oldest finished tasks (what it runs here). */
+  window: number;
+  /** The same from the principal's own entries (what it runs when the window comes up short). */
+  select: number;
+  evict: number;
+}
+
 /** The share's statements on the file Airlock's store left (the principal at its 1,000 tasks). */
-function shareCosts(file: string): { count: number; select: number; evict: number } {
+function shareCosts(file: string): ShareCosts {
   const db = new Database(file);
   try {
     const shares = prepareShareStatements(db);
     const range = ownerRangeOf(PRINCIPAL);
     const params = { low: range.low, high: range.high, tail: range.tail, expiredBefore: 0 };
     const select = db.prepare(OWN_OLDEST_FINISHED_SQL);
+    const inWindow = db.prepare(OWN_OLDEST_IN_WINDOW_SQL);
     const evictRolledBack = db.transaction(() => {
       shares.evictOwnFinished({ ...params, count: 100 });
       throw new RangeError('rolled back');
     });
     return {
       count: timeCall(() => shares.counts.get(params), 100),
+      window: timeCall(() => inWindow.all({ ...params, count: 100, window: 100 * WINDOW_PER_EVICTED }), 100),
       select: timeCall(() => select.all({ ...params, count: 100 }), 100),
       evict: timeCall(() => {
         try {
@@ -164,7 +181,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-store-'));
   const airlock: number[] = [];
   const floor: number[] = [];
-  let costs: { count: number; select: number; evict: number } | undefined;
+  let costs: ShareCosts | undefined;
   try {
     // One untimed round of each first: the first store to run would otherwise pay the JIT's warm-up.
     const warmDir = mkdtempSync(join(dir, 'warm-'));
@@ -200,7 +217,8 @@ async function main(): Promise<void> {
   if (costs !== undefined) {
     console.log(
       `at the share, once per 100 tasks: the count ${costs.count.toFixed(0)} µs, the eviction's select ` +
-        `${costs.select.toFixed(0)} µs, select and delete of 100 ${costs.evict.toFixed(0)} µs ` +
+        `${costs.window.toFixed(0)} µs in the window (${costs.select.toFixed(0)} µs from the principal's own entries), ` +
+        `select and delete of 100 ${costs.evict.toFixed(0)} µs ` +
         `(${((costs.count + costs.evict) / 100).toFixed(1)} µs a task)`,
     );
   }

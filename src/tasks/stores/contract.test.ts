@@ -31,7 +31,7 @@ import { PostgresTaskStore } from './postgres.js';
 import type { PostgresTaskStoreOptions } from './postgres.js';
 import { SqliteTaskStore } from './sqlite.js';
 import type { SqliteTaskStoreOptions } from './sqlite.js';
-import { EVICT_OWN_FINISHED_SQL } from './sqlite/shares.js';
+import { EVICT_OWN_FINISHED_SQL, EVICT_OWN_IN_WINDOW_SQL } from './sqlite/shares.js';
 import { DELETE_EXPIRED_SQL, DELETE_OLDEST_FINISHED_SQL } from './sqlite/statements.js';
 
 const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -217,6 +217,7 @@ describe('SqliteTaskStore, beyond the contract', () => {
     const shares = {
       ...(store as unknown as { shareSql: { counts: Stmt; parkedIdle: Stmt } }).shareSql,
       evictOwnFinished: { source: EVICT_OWN_FINISHED_SQL },
+      evictInWindow: { source: EVICT_OWN_IN_WINDOW_SQL },
     };
     const inside = {
       db: raw.db,
@@ -285,6 +286,11 @@ describe('SqliteTaskStore, beyond the contract', () => {
         'share eviction',
         explain(shares.evictOwnFinished, { low: 'a@', high: 'aA', tail: 3, expiredBefore: 0, count: 1 }),
         /SEARCH tasks USING COVERING INDEX tasks_by_owner \(owner>\? AND owner<\?\)/,
+      ],
+      [
+        'share eviction in the window',
+        explain(shares.evictInWindow, { low: 'a@', high: 'aA', tail: 3, expiredBefore: 0, count: 1, window: 2 }),
+        /SEARCH tasks USING INDEX tasks_by_age \(terminal=\? AND updated_at>\?\)/,
       ],
       [
         'parked TTL',

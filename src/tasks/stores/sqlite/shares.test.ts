@@ -252,3 +252,78 @@ describe('SQLite shares: workers sharing the file', () => {
     }
   });
 });
+
+describe('SQLite shares: the eviction looks among the store’s oldest finished tasks first', () => {
+  /** A store at a quota of 20 (a tenth: 2) on a clock the test moves, one millisecond a put. */
+  async function clocked(): Promise<{ store: SqliteTaskStore; put: (owner: string, id: string) => Promise<void> }> {
+    let now = 1_000_000;
+    const { store } = await openStore(20, { now: () => now });
+    return {
+      store,
+      put: async (owner, id) => {
+        now += 1;
+        await store.put(owner, task(id, 'completed'), CREATED);
+      },
+    };
+  }
+  const ids = async (store: SqliteTaskStore, owner: string): Promise<string[]> =>
+    (await store.list(owner, { pageSize: 100 })).tasks.map((stored) => stored.id).sort();
+
+  it('what the window holds of the principal goes first, the rest from its own oldest; no other principal’s task', async () => {
+    const { store, put } = await clocked();
+    try {
+      // The store's age order: a-0, b-0, b-1, b-2, a-1 … a-19. The eviction of 2 reads a window of
+      // 4 (a-0 and three of bob's), takes a-0 there, and a-1 from alice's own entries.
+      await put(OWNER, 'a-0');
+      for (let i = 0; i < 3; i++) await put('client:bob@echo', `b-${i}`);
+      for (let i = 1; i < 20; i++) await put(OWNER, `a-${i}`);
+      await put(OWNER, 'a-new');
+      const alice = await ids(store, OWNER);
+      assert.ok(!alice.includes('a-0') && !alice.includes('a-1'), `alice kept ${alice.join(' ')}`);
+      assert.ok(alice.includes('a-2') && alice.includes('a-new'));
+      assert.equal(alice.length, 19);
+      assert.deepEqual(await ids(store, 'client:bob@echo'), ['b-0', 'b-1', 'b-2']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a principal whose key extends another’s (client:alice@evil) is never taken for it, in the window or after', async () => {
+    const { store, put } = await clocked();
+    const nested = 'client:alice@evil@echo';
+    try {
+      // In alice's owner range, but another principal's: the window holds e-0, a-0, e-1, e-2.
+      await put(nested, 'e-0');
+      await put(OWNER, 'a-0');
+      for (let i = 1; i < 3; i++) await put(nested, `e-${i}`);
+      for (let i = 1; i < 20; i++) await put(OWNER, `a-${i}`);
+      await put(OWNER, 'a-new');
+      assert.deepEqual(await ids(store, nested), ['e-0', 'e-1', 'e-2']);
+      const alice = await ids(store, OWNER);
+      assert.ok(!alice.includes('a-0') && !alice.includes('a-1'), `alice kept ${alice.join(' ')}`);
+      assert.equal(alice.length, 19);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a principal alone at its quota gives up its oldest in order, tenth after tenth', async () => {
+    const { store, put } = await clocked();
+    try {
+      for (let i = 0; i < 20; i++) await put(OWNER, `a-${String(i).padStart(2, '0')}`);
+      for (let i = 20; i < 60; i++) {
+        await put(OWNER, `a-${String(i).padStart(2, '0')}`);
+        const kept = await ids(store, OWNER);
+        // The oldest are gone, two at a time: what is kept is always the newest, contiguous.
+        const first = Number(kept[0]!.slice(2));
+        assert.deepEqual(
+          kept,
+          Array.from({ length: i + 1 - first }, (_, k) => `a-${String(first + k).padStart(2, '0')}`),
+        );
+        assert.ok(kept.length >= 18 && kept.length <= 20, `${kept.length} kept`);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -5,7 +5,14 @@
  * `tasks_parked` index of migration 2). The decisions are `../fair-shares.ts`'s, shared with
  * every store.
  *
- * Cost: the count reads the principal's index entries, O(its tasks) ≤ its quota. This store is
+ * Cost: the count reads the principal's index entries, O(its tasks) ≤ its quota. The eviction
+ * first looks among the store's oldest finished tasks (the age index, a window of twice the
+ * eviction, each row read for its owner): when the principal holds most of the store's old
+ * tasks, as the one creating fastest at its quota does, its oldest are found there without
+ * reading and sorting its whole share. What the window leaves is taken from the principal's own
+ * entries (the owner index, sorted by update time). A principal whose window came up short
+ * skips it for its next {@link WINDOW_MISS_SKIPS} evictions, so a store shared by many
+ * principals pays the window rarely. This store is
  * one process's, so it sees every write: `ShareBounds` (never stale here) keeps, per principal,
  * an upper bound of its tasks and parked tasks since their last count, and a new task inside
  * both is admitted without counting. At its quota a principal gives up a tenth of it at once, so one that
@@ -64,6 +71,28 @@ export const OWN_OLDEST_FINISHED_SQL = `SELECT rowid ${PRINCIPAL_ROWS} AND ${TER
 export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (${OWN_OLDEST_FINISHED_SQL})`;
 
 /**
+ * The rowids of a principal's oldest finished tasks among the store's `@window` oldest finished
+ * ones, at most `@count`, oldest first. The window is a prefix of the age order, so whatever it
+ * finds are the principal's oldest, and a shortfall is taken by {@link EVICT_OWN_FINISHED_SQL}
+ * from the rest. SQLite reads the window as a co-routine in index order: no sort, and it stops
+ * at `@count`.
+ */
+export const OWN_OLDEST_IN_WINDOW_SQL = `SELECT rowid FROM
+  (SELECT rowid, owner, updated_at FROM tasks INDEXED BY tasks_by_age
+     WHERE terminal = 1 AND updated_at > @expiredBefore ORDER BY updated_at LIMIT +@window)
+  WHERE owner >= @low AND owner < @high AND instr(substr(owner, @tail), '@') = 0 ORDER BY updated_at LIMIT +@count`;
+
+/** Deletes what {@link OWN_OLDEST_IN_WINDOW_SQL} finds. */
+export const EVICT_OWN_IN_WINDOW_SQL = `DELETE FROM tasks WHERE rowid IN (${OWN_OLDEST_IN_WINDOW_SQL})`;
+
+/** How many of the store's oldest finished tasks the window reads: this many per task evicted. */
+export const WINDOW_PER_EVICTED = 2;
+/** Evictions of a principal that go straight to its own entries after its window came up short. */
+export const WINDOW_MISS_SKIPS = 8;
+/** Principals remembered as short of their window; past this the memory is cleared. */
+const MAX_WINDOW_MISSES = 4_096;
+
+/**
  * Prepares the share statements (after the migrations: they name migration 2's index).
  *
  * @example
@@ -73,14 +102,31 @@ export const EVICT_OWN_FINISHED_SQL = `DELETE FROM tasks WHERE rowid IN (${OWN_O
  */
 export function prepareShareStatements(db: SqliteDatabase): SqliteShareStatements {
   const evict = db.prepare<[ShareParams & { count: number }]>(EVICT_OWN_FINISHED_SQL);
+  const evictInWindow = db.prepare<[ShareParams & { count: number; window: number }]>(EVICT_OWN_IN_WINDOW_SQL);
   const count = prepareCount(db);
+  /** Principal range (its `low`) → evictions left to skip the window for. */
+  const windowMisses = new Map<string, number>();
+  const evictOwnFinished = (params: ShareParams & { count: number }): number => {
+    const skips = windowMisses.get(params.low);
+    let deleted = 0;
+    if (skips === undefined) {
+      deleted = evictInWindow.run({ ...params, window: params.count * WINDOW_PER_EVICTED }).changes;
+      if (deleted < params.count) {
+        if (windowMisses.size >= MAX_WINDOW_MISSES) windowMisses.clear();
+        windowMisses.set(params.low, WINDOW_MISS_SKIPS);
+      }
+    } else if (skips <= 1) windowMisses.delete(params.low);
+    else windowMisses.set(params.low, skips - 1);
+    if (deleted < params.count) deleted += evict.run({ ...params, count: params.count - deleted }).changes;
+    return deleted;
+  };
   return {
     counts: db.prepare(
       `SELECT count(*) AS tasks, coalesce(sum(${PARKED}), 0) AS parked, coalesce(sum(${TERMINAL}), 0) AS finished,
          min(updated_at) AS oldest ${PRINCIPAL_ROWS}`,
     ),
     evictOwnFinished: db.transaction((params: ShareParams & { count: number }) =>
-      count.removed(evict.run(params).changes),
+      count.removed(evictOwnFinished(params)),
     ),
     parkedIdle: db.prepare(
       `SELECT owner, body FROM tasks INDEXED BY tasks_parked
