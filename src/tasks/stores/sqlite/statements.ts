@@ -9,7 +9,7 @@
  * sql.selectOne.get(taskId, owner, expiredBefore);
  * ```
  */
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { Database as SqliteDatabase, RunResult, Statement } from 'better-sqlite3';
 import type { FilterShape } from '../durable.js';
 import type { ListFilters, TaskRowsRead } from '../durable-list.js';
 import type { TaskSortKey } from '../page-token.js';
@@ -76,19 +76,36 @@ export interface SqliteStatements {
  * ```
  */
 export function prepareStatements(db: SqliteDatabase): SqliteStatements {
-  const insert = db.prepare<[UpsertParams]>(INSERT_SQL);
-  const update = db.prepare<[UpsertParams]>(UPDATE_SQL);
+  // Bound by position, in the statements' order: better-sqlite3 reads a named parameter from the
+  // row object one property at a time, about 0.6 µs more a task (bench:store).
+  const insertRow = db.prepare<unknown[]>(INSERT_SQL);
+  const updateRow = db.prepare<unknown[]>(UPDATE_SQL);
+  const insert = (r: UpsertParams): RunResult =>
+    insertRow.run(r.id, r.owner, r.contextId, r.state, r.terminal, r.statusTs, r.updatedAt, r.body);
+  const update = (r: UpsertParams): RunResult =>
+    updateRow.run(
+      r.owner,
+      r.contextId,
+      r.state,
+      r.terminal,
+      r.statusTs,
+      r.updatedAt,
+      r.body,
+      r.id,
+      r.owner,
+      r.expiredBefore,
+    );
   const count = prepareCount(db);
   // A new id is inserted; a taken one is updated if it is the same owner's or has expired. Either
   // order gives the same result; the first statement tried is the one likely to do the write
   // (`created`: a new task's first put).
   const write = (row: UpsertParams, added: { rows: number }): number => {
-    if (row.created !== 1 && update.run(row).changes === 1) return 1;
-    if (insert.run(row).changes === 1) {
+    if (row.created !== 1 && update(row).changes === 1) return 1;
+    if (insert(row).changes === 1) {
       added.rows += 1;
       return 1;
     }
-    return row.created === 1 ? update.run(row).changes : 0;
+    return row.created === 1 ? update(row).changes : 0;
   };
   const writeBatch = db.transaction((rows: UpsertParams[], first?: () => void): number[] => {
     first?.();
@@ -192,26 +209,30 @@ export function readTaskRows(
   })();
 }
 
-/** A new task's row; nothing if the id is taken (then {@link UPDATE_SQL}). */
+/**
+ * A new task's row; nothing if the id is taken (then {@link UPDATE_SQL}). Parameters: id, owner,
+ * context id, state, terminal, status time, update time, body.
+ */
 const INSERT_SQL = `
 INSERT INTO tasks (id, owner, context_id, state, terminal, status_ts, updated_at, body)
-VALUES (@id, @owner, @contextId, @state, @terminal, @statusTs, @updatedAt, @body)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`;
 
 /**
  * Replaces a row only if it is the same owner's, or has expired (an expired task is gone, so its
- * id is free, as in the memory store). Zero changes means another owner's task.
+ * id is free, as in the memory store). Zero changes means another owner's task. Parameters: the
+ * row's columns as for {@link INSERT_SQL} without the id, then id, owner and the expiry bound.
  */
 const UPDATE_SQL = `
 UPDATE tasks SET
-  owner = @owner,
-  context_id = @contextId,
-  state = @state,
-  terminal = @terminal,
-  status_ts = @statusTs,
-  updated_at = @updatedAt,
-  body = @body
-WHERE id = @id AND (owner = @owner OR updated_at <= @expiredBefore)`;
+  owner = ?,
+  context_id = ?,
+  state = ?,
+  terminal = ?,
+  status_ts = ?,
+  updated_at = ?,
+  body = ?
+WHERE id = ? AND (owner = ? OR updated_at <= ?)`;
 
 /**
  * Every filter combination reads the owner's index (schema version 7), named with INDEXED BY so
