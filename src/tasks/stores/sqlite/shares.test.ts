@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import type { Task, TaskState } from '../../../protocol/model.js';
+import { CapacityError } from '../../policy.js';
 import { CREATED } from '../../store.js';
 import { SqliteTaskStore, type SqliteTaskStoreOptions } from '../sqlite.js';
 
@@ -325,5 +327,64 @@ describe('SQLite shares: the eviction looks among the store’s oldest finished 
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('SQLite shares: the eviction order (property)', () => {
+  // Three principals, one of whose keys extends another's, and one with two agents (two owner keys).
+  const OWNERS = ['client:alice@echo', 'client:alice@other', 'client:alice@evil@echo', 'client:bob@echo'];
+  const principalOf = (owner: string): string => owner.slice(0, owner.lastIndexOf('@'));
+
+  it('a principal gives up only its own finished tasks, oldest first, and only at its quota', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(10, 20),
+        // Long enough for every principal to pass its quota several times.
+        fc.array(fc.record({ owner: fc.constantFrom(...OWNERS), finished: fc.boolean() }), {
+          minLength: 40,
+          maxLength: 120,
+        }),
+        async (quota, puts) => {
+          let now = 1_000_000;
+          const { store } = await openStore(quota, { now: () => now });
+          try {
+            const accepted: { owner: string; id: string; finished: boolean }[] = [];
+            for (const [i, put] of puts.entries()) {
+              now += 1;
+              const id = `t-${i}`;
+              try {
+                await store.put(put.owner, task(id, put.finished ? 'completed' : 'working'), CREATED);
+                accepted.push({ owner: put.owner, id, finished: put.finished });
+              } catch (error) {
+                assert.ok(error instanceof CapacityError, String(error));
+              }
+            }
+            const kept = new Set<string>();
+            for (const owner of OWNERS)
+              for (const stored of (await store.list(owner, { pageSize: 100 })).tasks) kept.add(stored.id);
+            for (const principal of new Set(OWNERS.map(principalOf))) {
+              const mine = accepted.filter((entry) => principalOf(entry.owner) === principal);
+              const held = mine.filter((entry) => kept.has(entry.id));
+              assert.ok(held.length <= quota, `${principal}: ${held.length} held at a quota of ${quota}`);
+              if (mine.length <= quota)
+                assert.equal(held.length, mine.length, `${principal} lost a task below its quota`);
+              // Unfinished tasks are never evicted; the finished ones kept are the newest.
+              for (const entry of mine)
+                if (!entry.finished) assert.ok(kept.has(entry.id), `${entry.id} (working) evicted`);
+              const finished = mine.filter((entry) => entry.finished);
+              const firstKept = finished.findIndex((entry) => kept.has(entry.id));
+              if (firstKept !== -1) {
+                for (const entry of finished.slice(firstKept)) {
+                  assert.ok(kept.has(entry.id), `${principal}: ${entry.id} evicted before an older finished task`);
+                }
+              }
+            }
+          } finally {
+            await store.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
