@@ -3,9 +3,10 @@
  *
  * The server ends a slow statement itself (`statement_timeout`), but not one it never hears of,
  * nor an answer lost on a dead network: the client gives up too, a grace period later. pg's own
- * `query_timeout` does that with a timer per query, and under load that timer costs the store
- * about 3 µs of CPU a request (paired rounds, 2026-12-04): the batch a group commit has in flight
- * is kept alive past collections and promoted. Here each query notes the tick it started in, one
+ * `query_timeout` does that with a timer per query, and under load that timer keeps the batch a
+ * group commit has in flight alive past collections: the PostgreSQL row promoted 1.94 KB a
+ * request with it and 1.05 KB without (`--trace-gc-nvp`, 2026-12-04; docs/PERFORMANCE.md, "One
+ * read timer per pool"). Here each query notes the tick it started in, one
  * unref'd interval counts ticks while the pool has connections, and a query still running after
  * its limit has its connection destroyed: it and every query queued on that connection fail
  * (`QueryReadTimeoutError`, a `StoreUnavailableError`), and the pool drops that connection.
@@ -26,7 +27,7 @@ interface WatchedQuery {
   readonly client: pg.Client;
   /** The tick it started in. */
   readonly started: number;
-  /** How long it may go unanswered, and that in ticks (see QueryWatchdog's #ticksFor). */
+  /** How long it may go unanswered, and that in ticks (see QueryWatchdog's #limitOf). */
   readonly limit: Limit;
   timedOut: boolean;
 }

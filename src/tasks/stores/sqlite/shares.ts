@@ -12,11 +12,14 @@
  * reading and sorting its whole share. What the window leaves is taken from the principal's own
  * entries (the owner index, sorted by update time). A principal whose window came up short
  * skips it for its next {@link WINDOW_MISS_SKIPS} evictions, so a store shared by many
- * principals pays the window rarely. This store is
- * one process's, so it sees every write: `ShareBounds` (never stale here) keeps, per principal,
- * an upper bound of its tasks and parked tasks since their last count, and a new task inside
- * both is admitted without counting. At its quota a principal gives up a tenth of it at once, so one that
- * keeps creating there pays one count and one eviction per tenth (see `shareDecision`).
+ * principals pays the window rarely.
+ *
+ * `ShareBounds` keeps, per principal, an upper bound of its tasks and parked tasks since their
+ * last count, and a new task inside both is admitted without counting. A store that alone writes
+ * its file sees every write, so its bounds stay true; under workers sharing the file they age
+ * after a second (`../share-bounds.ts`). At its quota a principal gives up a tenth of it
+ * at once, so one that keeps creating there pays one count and one eviction per tenth (see
+ * `shareDecision`).
  *
  * @example
  * ```ts
