@@ -12,7 +12,12 @@
  * oldest finished tenth (the select alone, in the window of the store's oldest finished tasks and
  * from the principal's own entries, then select and delete in a rolled-back transaction).
  *
- * Usage: node --import tsx bench/store.ts [--rounds N=5] [--tasks N=30000] [--json]
+ * `--principals N` spreads the puts over N principals in turn (each its own client), so that the
+ * store fills to its cap of 10,000 tasks, as a gateway with many clients does; Airlock's store is
+ * then swept once per 1,000 tasks (its timer would do it once a minute), the floor's table keeps
+ * each principal's share only.
+ *
+ * Usage: node --import tsx bench/store.ts [--rounds N=5] [--tasks N=30000] [--principals N=1] [--json]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +27,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type { Task } from '../src/protocol/model.js';
 import { CREATED } from '../src/tasks/store.js';
+import { newTaskId } from '../src/tasks/ids.js';
 import { SqliteTaskStore } from '../src/tasks/stores/sqlite.js';
 import { ownerRangeOf } from '../src/tasks/stores/fair-shares.js';
 import {
@@ -35,19 +41,28 @@ import { printMachine, writeResult, type Headline } from './lib/common.js';
 import { median, renderTable } from './lib/report.js';
 import { openFloorSqlite } from './peers/floor-sqlite.js';
 
-const USAGE = 'usage: node --import tsx bench/store.ts [--rounds N=5] [--tasks N=30000] [--json]';
+const USAGE = 'usage: node --import tsx bench/store.ts [--rounds N=5] [--tasks N=30000] [--principals N=1] [--json]';
 const BATCH = 25;
 /** Puts before the timed part: past the share of 1,000, so that every round evicts. */
 const WARM_TASKS = 3_000;
 const PRINCIPAL = 'client:bench::bench';
 const OWNER = `${PRINCIPAL}@echo`;
+/** Tasks between two sweeps of Airlock's store when several principals fill it past its cap. */
+const SWEEP_EVERY = 1_000;
 
-function parse(argv: string[]): { rounds: number; tasks: number; json: boolean } {
+/** The owner of the `n`th put: the bench principal, or one of `principals` in turn. */
+function ownerOf(n: number, principals: number): string {
+  const k = n % principals;
+  return k === 0 ? OWNER : `client:bench${k}::bench${k}@echo`;
+}
+
+function parse(argv: string[]): { rounds: number; tasks: number; principals: number; json: boolean } {
   const { values } = parseArgs({
     args: argv,
     options: {
       rounds: { type: 'string', default: '5' },
       tasks: { type: 'string', default: '30000' },
+      principals: { type: 'string', default: '1' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -62,12 +77,15 @@ function parse(argv: string[]): { rounds: number; tasks: number; json: boolean }
     throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
   if (!Number.isInteger(tasks) || tasks < 3_000)
     throw new Error(`--tasks must be an integer ≥ 3000, got ${values.tasks}`);
-  return { rounds, tasks, json: values.json };
+  const principals = Number(values.principals);
+  if (!Number.isInteger(principals) || principals < 1)
+    throw new Error(`--principals must be a positive integer, got ${values.principals}`);
+  return { rounds, tasks, principals, json: values.json };
 }
 
 /** The echo row's task: completed at its only write. */
 function echoTask(): Task {
-  const id = randomUUID();
+  const id = newTaskId();
   const contextId = randomUUID();
   const timestamp = new Date().toISOString();
   return {
@@ -84,39 +102,57 @@ const cpuMicros = (): number => {
   return used.user + used.system;
 };
 
-/** CPU µs per task of `timed` tasks put by `turn` (`BATCH` a call), after `WARM_TASKS` untimed. */
-async function cpuPerTask(turn: () => Promise<void>, timed: number): Promise<number> {
-  for (let done = 0; done < WARM_TASKS; done += BATCH) await turn();
+/** Untimed puts before a round: past every principal's share and, with several, the store's cap. */
+function warmTasks(principals: number): number {
+  return principals === 1 ? WARM_TASKS : WARM_TASKS + Math.min(principals * 1_000, 10_000);
+}
+
+/** CPU µs per task of `timed` tasks put by `turn` (`BATCH` a call), after `warm` untimed. */
+async function cpuPerTask(turn: () => Promise<void>, timed: number, warm: number): Promise<number> {
+  for (let done = 0; done < warm; done += BATCH) await turn();
   const before = cpuMicros();
   for (let done = 0; done < timed; done += BATCH) await turn();
   return (cpuMicros() - before) / timed;
 }
 
 /** Through Airlock's store: `BATCH` puts in one turn, awaited together (the group commit). */
-async function airlockRound(dir: string, timed: number): Promise<number> {
+async function airlockRound(dir: string, timed: number, principals: number): Promise<number> {
   const store = await SqliteTaskStore.open({ path: join(dir, 'airlock.db') });
+  let put = 0;
   try {
-    return await cpuPerTask(async () => {
-      await Promise.all(Array.from({ length: BATCH }, () => store.put(OWNER, echoTask(), CREATED)));
-    }, timed);
+    return await cpuPerTask(
+      async () => {
+        await Promise.all(
+          Array.from({ length: BATCH }, () => store.put(ownerOf(put++, principals), echoTask(), CREATED)),
+        );
+        if (principals > 1 && put % SWEEP_EVERY === 0) store.sweep();
+      },
+      timed,
+      warmTasks(principals),
+    );
   } finally {
     await store.close();
   }
 }
 
 /** The same through the floor's table: one transaction a turn, then the next turn. */
-async function floorRound(dir: string, timed: number): Promise<number> {
+async function floorRound(dir: string, timed: number, principals: number): Promise<number> {
   const store = openFloorSqlite(join(dir, 'floor'));
+  let put = 0;
   try {
-    return await cpuPerTask(async () => {
-      store.commit(
-        Array.from({ length: BATCH }, () => {
-          const task = echoTask();
-          return { id: task.id, owner: OWNER, statusMs: Date.now(), body: JSON.stringify(task) };
-        }),
-      );
-      await new Promise((resolve) => setImmediate(resolve));
-    }, timed);
+    return await cpuPerTask(
+      async () => {
+        store.commit(
+          Array.from({ length: BATCH }, () => {
+            const task = echoTask();
+            return { id: task.id, owner: ownerOf(put++, principals), statusMs: Date.now(), body: JSON.stringify(task) };
+          }),
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+      timed,
+      warmTasks(principals),
+    );
   } finally {
     store.close();
   }
@@ -176,7 +212,7 @@ async function main(): Promise<void> {
   printMachine();
   console.log(
     `${settings.rounds} interleaved rounds × ${settings.tasks} tasks (after ${WARM_TASKS}), ${BATCH} puts a turn, ` +
-      `one principal at its share of 1,000; ${plan.pinned ? `pinned to core ${plan.generator}` : 'not pinned'}\n`,
+      `${settings.principals === 1 ? 'one principal at its share of 1,000' : `${settings.principals} principals in turn, the store at its cap of 10,000`}; ${plan.pinned ? `pinned to core ${plan.generator}` : 'not pinned'}\n`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-store-'));
   const airlock: number[] = [];
@@ -185,13 +221,13 @@ async function main(): Promise<void> {
   try {
     // One untimed round of each first: the first store to run would otherwise pay the JIT's warm-up.
     const warmDir = mkdtempSync(join(dir, 'warm-'));
-    await airlockRound(warmDir, WARM_TASKS);
-    await floorRound(warmDir, WARM_TASKS);
+    await airlockRound(warmDir, WARM_TASKS, settings.principals);
+    await floorRound(warmDir, WARM_TASKS, settings.principals);
     for (let round = 0; round < settings.rounds; round++) {
       const roundDir = mkdtempSync(join(dir, 'round-'));
       const runs = [
-        async () => airlock.push(await airlockRound(roundDir, settings.tasks)),
-        async () => floor.push(await floorRound(roundDir, settings.tasks)),
+        async () => airlock.push(await airlockRound(roundDir, settings.tasks, settings.principals)),
+        async () => floor.push(await floorRound(roundDir, settings.tasks, settings.principals)),
       ];
       for (const run of round % 2 === 0 ? runs : runs.reverse()) await run();
       console.log(
@@ -224,7 +260,10 @@ async function main(): Promise<void> {
   }
   const headlines: Headline[] = [
     {
-      figure: 'SQLite store, CPU per task (in process)',
+      figure:
+        settings.principals === 1
+          ? 'SQLite store, CPU per task (in process)'
+          : `SQLite store, CPU per task, ${settings.principals} principals (in process)`,
       unit: 'µs',
       higherIsBetter: false,
       airlock: a,

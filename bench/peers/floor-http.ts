@@ -8,7 +8,7 @@
  * 1. the body read to the end and parsed (`JSON.parse`), the JSON-RPC envelope and the message's
  *    text part checked by hand;
  * 2. the bearer token hashed (SHA-256) and compared in constant time with the client's digest;
- * 3. a task made (three random UUIDs, an ISO timestamp, the history and one artifact) and kept in
+ * 3. a task made (three UUIDs, the task's time-ordered as Airlock's, an ISO timestamp, the history and one artifact) and kept in
  *    a `Map` capped at 1,000, the bench client's share in Airlock (`limits.maxTasksPerPrincipal`),
  *    the oldest dropped (found in a ring of ids);
  * 4. with `FLOOR_AUDIT=1` (the default): two audit rows (submitted, completed), each
@@ -93,6 +93,12 @@ function flush(): void {
   for (const reply of replies) reply();
 }
 
+/** A version 7 UUID, as Airlock's task ids: the millisecond first, so an id index grows at its end. */
+function timeOrderedId(): string {
+  const time = Date.now().toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;
+}
+
 function fail(res: ServerResponse, status: number, id: unknown, code: number, message: string): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -126,7 +132,7 @@ function answer(res: ServerResponse, text: string): void {
   if (request.jsonrpc !== '2.0' || request.method !== 'message/send' || typeof part?.text !== 'string') {
     return fail(res, 200, request.id, -32602, 'invalid params');
   }
-  const id = randomUUID();
+  const id = timeOrderedId();
   const contextId = randomUUID();
   const time = new Date().toISOString();
   const event = { time, outcome: 'ok', client: 'bench', agent: 'echo', taskId: id, contextId };

@@ -13,7 +13,7 @@ import { AirlockError } from '../../errors/index.js';
 import { A2AError } from '../../protocol/errors.js';
 import { isInterruptedState, isTerminalState, type Message, type Task } from '../../protocol/model.js';
 import type { CallContext } from '../call-context.js';
-import { newId } from '../ids.js';
+import { newId, newTaskId } from '../ids.js';
 import { OUTBOUND_ID_PREFIX } from '../session.js';
 import { replyChars, type TurnGrant } from '../policy.js';
 import { busy, statusEvent, withIds, withStatus } from './lifecycle.js';
@@ -136,7 +136,7 @@ export class TurnStarter {
       throw new A2AError('INVALID_PARAMS', 'Invalid params: contextId is too long');
     // Only a caller-named context can be busy: a fresh one has never been seen.
     if (incoming.contextId !== undefined) this.#parts.live.checkContextFree(owner, contextId);
-    const id = newId();
+    const id = newTaskId();
     const message = withIds(incoming, id, contextId);
     const task: Task = {
       id,
