@@ -211,7 +211,7 @@ async function main(): Promise<void> {
   const plan = pinGenerator();
   printMachine();
   console.log(
-    `${settings.rounds} interleaved rounds × ${settings.tasks} tasks (after ${WARM_TASKS}), ${BATCH} puts a turn, ` +
+    `${settings.rounds} interleaved rounds × ${settings.tasks} tasks (after ${warmTasks(settings.principals)}), ${BATCH} puts a turn, ` +
       `${settings.principals === 1 ? 'one principal at its share of 1,000' : `${settings.principals} principals in turn, the store at its cap of 10,000`}; ${plan.pinned ? `pinned to core ${plan.generator}` : 'not pinned'}\n`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-store-'));

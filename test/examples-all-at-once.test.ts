@@ -69,21 +69,22 @@ function serve(cwd: string, example: Example): Promise<Running> {
   });
 }
 
-/**
- * As `serve`, again (for up to 5 s, 250 ms apart) when the port was taken: the examples' ports
- * lie in Linux's ephemeral range, so an outgoing connection of any process on the machine can hold
- * one for a moment (a kept-alive one for seconds: 750 ms of retries once fell short on 41248).
- * Two examples sharing a port still fail: the first keeps it.
- */
-/** Tries at starting an example whose port is taken, 250 ms apart. */
-const PORT_ATTEMPTS = 20;
+/** How long an example whose port is taken keeps being started again. */
+const PORT_RETRY_MS = 5_000;
 
+/**
+ * As `serve`, again (250 ms after each failure, until 5 s have passed) when the port was taken:
+ * the examples' ports lie in Linux's ephemeral range, so an outgoing connection of any process on
+ * the machine can hold one for a moment (a kept-alive one for seconds: three tries in 750 ms once
+ * fell short on 41248). Two examples sharing a port still fail: the first keeps it.
+ */
 async function serveWhenFree(cwd: string, example: Example): Promise<Running> {
-  for (let attempt = 1; ; attempt++) {
+  const deadline = Date.now() + PORT_RETRY_MS;
+  for (;;) {
     try {
       return await serve(cwd, example);
     } catch (error) {
-      if (attempt === PORT_ATTEMPTS || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+      if (Date.now() >= deadline || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
       await new Promise((done) => setTimeout(done, 250));
     }
   }

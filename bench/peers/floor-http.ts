@@ -8,9 +8,10 @@
  * 1. the body read to the end and parsed (`JSON.parse`), the JSON-RPC envelope and the message's
  *    text part checked by hand;
  * 2. the bearer token hashed (SHA-256) and compared in constant time with the client's digest;
- * 3. a task made (three UUIDs, the task's time-ordered as Airlock's, an ISO timestamp, the history and one artifact) and kept in
- *    a `Map` capped at 1,000, the bench client's share in Airlock (`limits.maxTasksPerPrincipal`),
- *    the oldest dropped (found in a ring of ids);
+ * 3. a task made (three UUIDs, the task's time-ordered by Airlock's own `newTaskId`, an ISO
+ *    timestamp, the history and one artifact) and kept in a `Map` capped at 1,000, the bench
+ *    client's share in Airlock (`limits.maxTasksPerPrincipal`), the oldest dropped (found in a
+ *    ring of ids);
  * 4. with `FLOOR_AUDIT=1` (the default): two audit rows (submitted, completed), each
  *    `JSON.stringify`d and SHA-256 chained as Airlock's rows are, written at the end of the
  *    event-loop turn in one `writeSync` to a file;
@@ -31,6 +32,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newTaskId } from '../../src/tasks/ids.js';
 import { openFloorSqlite, type FloorStore, type TaskRow } from './floor-sqlite.js';
 
 const HOST = '127.0.0.1';
@@ -93,12 +95,6 @@ function flush(): void {
   for (const reply of replies) reply();
 }
 
-/** A version 7 UUID, as Airlock's task ids: the millisecond first, so an id index grows at its end. */
-function timeOrderedId(): string {
-  const time = Date.now().toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;
-}
-
 function fail(res: ServerResponse, status: number, id: unknown, code: number, message: string): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -132,7 +128,7 @@ function answer(res: ServerResponse, text: string): void {
   if (request.jsonrpc !== '2.0' || request.method !== 'message/send' || typeof part?.text !== 'string') {
     return fail(res, 200, request.id, -32602, 'invalid params');
   }
-  const id = timeOrderedId();
+  const id = newTaskId();
   const contextId = randomUUID();
   const time = new Date().toISOString();
   const event = { time, outcome: 'ok', client: 'bench', agent: 'echo', taskId: id, contextId };
