@@ -158,8 +158,24 @@ describe('MemoryTaskStore get/put', () => {
     await store.put('alice', makeTask({ id: 't1' }));
     const done = makeTask({ id: 't1', state: 'completed', at: 5 });
     await store.put('alice', done);
-    assert.equal(await store.get('alice', 't1'), done);
+    assert.deepEqual(await store.get('alice', 't1'), done);
     assert.equal(store.size, 1);
+  });
+
+  test('a finished task is kept encoded: each read is an equal copy that the caller may change', async () => {
+    const { store } = makeStore();
+    const working = makeTask({ id: 't1', at: 1 });
+    await store.put('alice', working);
+    assert.equal(await store.get('alice', 't1'), working, 'an unfinished task is the object put');
+    const done = makeTask({ id: 't1', state: 'completed', at: 5 });
+    await store.put('alice', done);
+    const read = await store.get('alice', 't1');
+    assert.notEqual(read, done);
+    assert.deepEqual(read, done);
+    read.status.state = 'failed';
+    done.status.state = 'canceled';
+    assert.equal((await store.get('alice', 't1'))?.status.state, 'completed');
+    assert.equal((await store.list('alice', { pageSize: 10 })).tasks[0]?.status.state, 'completed');
   });
 
   test('a replacement with an unchanged status (a new artifact) is what get and list return', async () => {
@@ -378,7 +394,7 @@ describe('MemoryTaskStore list', () => {
             const expected = expectedList(model, owner, query);
             const rest = cursor === undefined ? expected : expected.filter((task) => listOrder(cursor!, task) < 0);
             assert.deepEqual(ids(page.tasks), ids(rest.slice(0, query.pageSize)));
-            page.tasks.forEach((task) => assert.equal(task, model.get(task.id)?.task, 'the stored object'));
+            page.tasks.forEach((task) => assert.deepEqual(task, model.get(task.id)?.task, 'the stored task'));
             assert.equal(page.totalSize, expected.length);
             assert.equal(page.nextPageToken === '', rest.length <= query.pageSize);
             seen.push(...page.tasks);
@@ -727,7 +743,7 @@ describe('MemoryTaskStore against a model with eviction and expiry', () => {
           assert.equal(store.size, rows.size);
         }
         for (const [id, row] of rows) {
-          assert.equal(await store.get(row.owner, id), expired(row) ? undefined : row.task);
+          assert.deepEqual(await store.get(row.owner, id), expired(row) ? undefined : row.task);
         }
       }),
       { numRuns: 300 },
