@@ -98,6 +98,8 @@ interface Settings {
   rate?: number;
   /** `--writes`: the durable-writes mode. */
   writes: boolean;
+  /** `--node-flags "…"`: node options for Airlock's servers (not the peers), e.g. `--single-threaded-gc`. */
+  nodeFlags: string[];
 }
 
 interface BenchServer {
@@ -117,12 +119,19 @@ function parseSettings(argv: string[]): Settings {
   if (rate !== undefined && !(rate > 0)) throw new Error('--rate must be a positive number of requests per second');
   const writesAt = rest.indexOf('--writes');
   if (writesAt !== -1) rest.splice(writesAt, 1);
+  const nodeFlagsAt = rest.indexOf('--node-flags');
+  const nodeFlags = nodeFlagsAt === -1 ? [] : (rest.splice(nodeFlagsAt, 2)[1] ?? '').split(/\s+/).filter(Boolean);
+  if ((nodeFlagsAt !== -1 && nodeFlags.length === 0) || nodeFlags.some((flag) => !flag.startsWith('--'))) {
+    throw new Error(
+      '--node-flags takes node options in one argument, each starting with --, e.g. --node-flags --single-threaded-gc',
+    );
+  }
   const flags = parseCommonFlags(
     rest,
     { duration: 5, rounds: 3, connections: 50, warmup: 3 },
-    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres]',
+    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres] [--node-flags "--opt ..."]',
   );
-  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1 };
+  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1, nodeFlags };
 }
 
 function machine(): { node: string; platform: string; cpuModel: string; cpuCount: number } {
@@ -146,6 +155,7 @@ function printHeader(settings: Settings): void {
     `${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmup} s warm-up per server, ` +
       `${settings.rounds} interleaved rounds × ${settings.duration} s per server; servers in child processes`,
   );
+  if (settings.nodeFlags.length > 0) console.log(`Airlock's servers run with node ${settings.nodeFlags.join(' ')}`);
   console.log('');
 }
 
@@ -187,6 +197,9 @@ function requestHeaders(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 }
 
+/** `--node-flags`, for every Airlock server this run starts (set once, from the settings). */
+let airlockNodeFlags: readonly string[] = [];
+
 async function startAirlock(token: string, workDir: string, guarded: boolean): Promise<BenchServer> {
   const configPath = join(workDir, guarded ? 'airlock-guarded.yaml' : 'airlock.yaml');
   writeFileSync(configPath, airlockConfig(guarded, workDir), { mode: 0o600 });
@@ -196,6 +209,7 @@ async function startAirlock(token: string, workDir: string, guarded: boolean): P
     script: 'dist/cli/main.js',
     args: ['serve', '--config', configPath, '--log-level', 'silent'],
     env: { BENCH_TOKEN: token },
+    nodeFlags: airlockNodeFlags,
   });
   const headers = guarded ? { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' } : requestHeaders(token);
   const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: MESSAGE_SEND };
@@ -259,6 +273,7 @@ async function startDurable(
     script: 'dist/cli/main.js',
     args,
     env: { BENCH_TOKEN: token, ...extra.env },
+    nodeFlags: airlockNodeFlags,
   });
   const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
   const label = kind === 'sqlite' ? 'Airlock (SQLite)' : 'Airlock (PostgreSQL)';
@@ -437,6 +452,7 @@ function onSignal(signal: NodeJS.Signals, exitCode: number): void {
 
 async function main(): Promise<number> {
   const settings = parseSettings(process.argv.slice(2));
+  airlockNodeFlags = settings.nodeFlags;
   const startedAt = new Date();
   process.on('exit', killAllChildrenNow);
   onSignal('SIGINT', 130);

@@ -28,6 +28,8 @@ export interface ChildSpec {
   script: string;
   args?: readonly string[];
   env?: Readonly<Record<string, string>>;
+  /** Options for node itself, before the script (`--single-threaded-gc`, say); none by default. */
+  nodeFlags?: readonly string[];
   /** How long to wait for the listening line; default 30 s. */
   readyTimeoutMs?: number;
 }
@@ -48,7 +50,7 @@ const running = new Set<ChildProcess>();
 /** Starts a server and resolves once it has printed its listening line. */
 export function startChild(spec: ChildSpec): Promise<ChildServer> {
   const loader = spec.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, spec.script, ...(spec.args ?? [])], {
+  const child = spawn(process.execPath, [...(spec.nodeFlags ?? []), ...loader, spec.script, ...(spec.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'production', ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
