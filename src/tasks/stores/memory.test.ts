@@ -178,6 +178,20 @@ describe('MemoryTaskStore get/put', () => {
     assert.equal((await store.list('alice', { pageSize: 10 })).tasks[0]?.status.state, 'completed');
   });
 
+  test('a finished task that cannot be encoded is refused before the store changes: nothing evicted, nothing replaced', async () => {
+    const { store } = makeStore({ maxTasks: 1 });
+    const kept = makeTask({ id: 'kept', state: 'completed', at: 1 });
+    await store.put('alice', kept);
+    // A BigInt has no JSON form (the service never stores one: agents' values are checked as JSON).
+    const unencodable = (id: string): Task =>
+      ({ ...makeTask({ id, state: 'completed', at: 2 }), metadata: { n: 1n } }) as unknown as Task;
+    await assert.rejects(store.put('alice', unencodable('new')), TypeError);
+    assert.deepEqual(await store.get('alice', 'kept'), kept, 'the finished task at the cap was not evicted for it');
+    assert.equal(store.size, 1);
+    await assert.rejects(store.put('alice', unencodable('kept')), TypeError);
+    assert.deepEqual(await store.get('alice', 'kept'), kept, 'the stored version is unchanged');
+  });
+
   test('a replacement with an unchanged status (a new artifact) is what get and list return', async () => {
     const { store } = makeStore();
     await store.put('alice', makeTask({ id: 't1', at: 7 }));

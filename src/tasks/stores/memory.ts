@@ -27,10 +27,10 @@
  * its change needs: none for a new artifact (same status), a reposition for a new timestamp,
  * a move between the per-state indexes for a new state.
  *
- * A finished task is kept as its JSON text in a buffer of its own ({@link Entry.hold}): it stays
+ * A finished task is kept as its JSON text in a buffer of its own ({@link heldFormOf}): it stays
  * for minutes while the young-generation collector runs every few hundred milliseconds, and the
  * task's object tree copied and promoted by each collection was most of that collection's pause.
- * A read of a finished task (get, a page) parses it again: about 3 µs for an echo task here.
+ * A read of a finished task (get, a page) parses it again: 3–6 µs for an echo task here.
  *
  * A put at the cap allocates little: the entry just evicted becomes the new task's
  * ({@link Entry.reuse}), index inserts at the newest end and removals at either end push, pop
@@ -56,7 +56,16 @@ import { isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
 import { taskBytes } from './memory/bytes.js';
-import { addToIndexes, Entry, reindex, removeFromIndexes, type OwnerIndexes, type Share } from './memory/entries.js';
+import {
+  addToIndexes,
+  Entry,
+  heldFormOf,
+  reindex,
+  removeFromIndexes,
+  type HeldTask,
+  type OwnerIndexes,
+  type Share,
+} from './memory/entries.js';
 import { LinkedList } from './memory/linked-list.js';
 import { readPage, readSingle } from './memory/pages.js';
 import type { MemoryFairShareLimits } from './memory/limits.js';
@@ -235,9 +244,11 @@ export class MemoryTaskStore implements TaskStore {
       // A replacement that grew the store past its bytes gives back finished tasks, never itself.
       this.shares.shedBytes(existing);
     } else {
+      // Encoded before anything changes, like the timestamp above (`replace` does the same).
+      const held = heldFormOf(task);
       // Room first: an eviction may drop this owner's or this context's indexes.
       const share = this.shares.makeRoom(owner, nowMs, bytes);
-      this.attach(owner, share, task, statusMs, nowMs, bytes);
+      this.attach(owner, share, task, held, statusMs, nowMs, bytes);
     }
   }
 
@@ -252,7 +263,7 @@ export class MemoryTaskStore implements TaskStore {
    */
   async get(owner: string, taskId: string): Promise<Task | undefined> {
     const entry = this.liveEntry(taskId, this.clock());
-    return entry !== undefined && entry.owner === owner ? entry.task : undefined;
+    return entry !== undefined && entry.owner === owner ? entry.readTask() : undefined;
   }
 
   /**
@@ -370,17 +381,25 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** Stores a task whose id is not in the store. */
-  private attach(owner: string, share: Share, task: Task, statusMs: number, nowMs: number, bytes: number): void {
+  private attach(
+    owner: string,
+    share: Share,
+    task: Task,
+    held: HeldTask,
+    statusMs: number,
+    nowMs: number,
+    bytes: number,
+  ): void {
     let owned = this.indexes.get(owner);
     if (owned === undefined) {
       owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
       this.indexes.set(owner, owned);
     }
     let entry = this.spare;
-    if (entry === undefined) entry = new Entry(owner, task, statusMs, nowMs, owned);
+    if (entry === undefined) entry = new Entry(owner, task, held, statusMs, nowMs, owned);
     else {
       this.spare = undefined;
-      entry.reuse(owner, task, statusMs, nowMs, owned);
+      entry.reuse(owner, task, held, statusMs, nowMs, owned);
     }
     entry.share = share;
     entry.bytes = bytes;
@@ -396,14 +415,14 @@ export class MemoryTaskStore implements TaskStore {
    * are moved rather than replaced, and it moves only in the indexes its change affects.
    */
   private replace(entry: Entry, task: Task, statusMs: number, nowMs: number, bytes: number): void {
+    // First: a task that cannot be encoded leaves the entry as it was.
+    entry.hold(heldFormOf(task));
     const { contextId } = task;
     const { state } = task.status;
-    const finished = isTerminalState(state);
-    entry.hold(task, finished);
     entry.touchedMs = nowMs;
     this.touched.moveToEnd(entry.touchedNode);
     this.shares.replaced(entry, state, bytes);
-    if (finished) {
+    if (isTerminalState(state)) {
       if (entry.terminalNode.linked) this.terminal.moveToEnd(entry.terminalNode);
       else this.terminal.append(entry.terminalNode);
     } else if (entry.terminalNode.linked) this.terminal.unlink(entry.terminalNode);

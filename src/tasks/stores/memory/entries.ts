@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * const owned: OwnerIndexes = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
- * const entry = new Entry('alice', task, statusMs, nowMs, owned);
+ * const entry = new Entry('alice', task, heldFormOf(task), statusMs, nowMs, owned);
  * addToIndexes(entry);
  * ```
  */
@@ -71,7 +71,7 @@ export interface Share {
  *
  * @example
  * ```ts
- * const entry = new Entry(owner, task, statusMs, nowMs, owned);
+ * const entry = new Entry(owner, task, heldFormOf(task), statusMs, nowMs, owned);
  * ```
  */
 export class Entry implements SortKey {
@@ -85,9 +85,9 @@ export class Entry implements SortKey {
    * 1,000 req/s). A buffer's bytes lie outside the JavaScript heap and are never copied; the
    * object tree of the task dies young. Its own buffer, not a slice of Node's shared 8 KiB pool,
    * which one kept slice would hold whole. The price: an encoding per finished put, a parse per
-   * read (a get, a page).
+   * read (a get, a page). Made by {@link heldFormOf}.
    */
-  private held: Task | Uint8Array;
+  private held: HeldTask;
   contextId: string;
   state: TaskState;
   statusMs: number;
@@ -110,10 +110,10 @@ export class Entry implements SortKey {
   /** Its principal's share of the store (set when the store attaches the entry). */
   share: Share | undefined = undefined;
 
-  constructor(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes) {
+  constructor(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerIndexes) {
     this.id = task.id;
     this.owner = owner;
-    this.held = holdingOf(task, isTerminalState(task.status.state));
+    this.held = held;
     this.contextId = task.contextId;
     this.state = task.status.state;
     this.statusMs = statusMs;
@@ -126,28 +126,29 @@ export class Entry implements SortKey {
   }
 
   /**
-   * The stored task: the object put while it is unfinished, a fresh copy of it once finished.
+   * The stored task: the object put while it is unfinished; once finished, a copy parsed from its
+   * JSON (a few µs for an echo task: call it once per read).
    *
    * @example
    * ```ts
-   * const task = entry.task;
+   * const task = entry.readTask();
    * ```
    */
-  get task(): Task {
+  readTask(): Task {
     const { held } = this;
     return held instanceof Uint8Array ? (JSON.parse(UTF8_DECODER.decode(held)) as Task) : held;
   }
 
   /**
-   * Keeps a new version of its task: as it is, or encoded once it is finished (see `held`).
+   * Keeps a new version of its task, in the form {@link heldFormOf} made of it.
    *
    * @example
    * ```ts
-   * entry.hold(task, isTerminalState(task.status.state));
+   * entry.hold(heldFormOf(task));
    * ```
    */
-  hold(task: Task, finished: boolean): void {
-    this.held = holdingOf(task, finished);
+  hold(held: HeldTask): void {
+    this.held = held;
   }
 
   /**
@@ -158,13 +159,13 @@ export class Entry implements SortKey {
    *
    * @example
    * ```ts
-   * spare.reuse(owner, task, statusMs, nowMs, owned);
+   * spare.reuse(owner, task, heldFormOf(task), statusMs, nowMs, owned);
    * ```
    */
-  reuse(owner: string, task: Task, statusMs: number, nowMs: number, owned: OwnerIndexes): void {
+  reuse(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerIndexes): void {
     this.id = task.id;
     this.owner = owner;
-    this.held = holdingOf(task, isTerminalState(task.status.state));
+    this.held = held;
     this.contextId = task.contextId;
     this.state = task.status.state;
     this.statusMs = statusMs;
@@ -179,9 +180,28 @@ export class Entry implements SortKey {
 const UTF8_ENCODER = new TextEncoder();
 const UTF8_DECODER = new TextDecoder();
 
-/** What an entry holds for a task (see `Entry.held`); `TextEncoder` gives each its own buffer. */
-function holdingOf(task: Task, finished: boolean): Task | Uint8Array {
-  return finished ? UTF8_ENCODER.encode(JSON.stringify(task)) : task;
+/**
+ * What an entry keeps of a task (see `Entry.held`): the task itself, or its JSON once finished.
+ *
+ * @example
+ * ```ts
+ * const held: HeldTask = heldFormOf(task);
+ * ```
+ */
+export type HeldTask = Task | Uint8Array;
+
+/**
+ * The form an entry keeps a task in: a finished task's JSON, UTF-8, in a buffer of its own
+ * (`TextEncoder` allocates each its own), any other task as it is. Made before the store changes
+ * anything, so that a task that cannot be encoded leaves the store as it was.
+ *
+ * @example
+ * ```ts
+ * entry.hold(heldFormOf(task));
+ * ```
+ */
+export function heldFormOf(task: Task): HeldTask {
+  return isTerminalState(task.status.state) ? UTF8_ENCODER.encode(JSON.stringify(task)) : task;
 }
 
 function addToGroup(group: IndexGroup, entry: Entry): void {
@@ -265,7 +285,7 @@ export function stateIndex(group: IndexGroup, state: TaskState): SortedIndex<Ent
  *
  * @example
  * ```ts
- * addToIndexes(new Entry(owner, task, statusMs, nowMs, owned));
+ * addToIndexes(new Entry(owner, task, heldFormOf(task), statusMs, nowMs, owned));
  * ```
  */
 export function addToIndexes(entry: Entry): void {
@@ -296,7 +316,7 @@ export function removeFromIndexes(entry: Entry): void {
  *
  * @example
  * ```ts
- * entry.hold(task, isTerminalState(task.status.state));
+ * entry.hold(heldFormOf(task));
  * reindex(entry, task.contextId, task.status.state, statusMs);
  * ```
  */

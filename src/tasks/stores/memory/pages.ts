@@ -42,7 +42,7 @@ export function readPage(
   }
   const last = page[page.length - 1];
   return {
-    tasks: page.map((entry) => entry.task),
+    tasks: page.map((entry) => entry.readTask()),
     nextPageToken: more && last !== undefined ? encodePageToken(last) : '',
     totalSize,
   };
@@ -60,5 +60,5 @@ export function readPage(
 export function readSingle(entry: Entry, floorMs: number | undefined, cursor: SortKey | undefined): TaskPage {
   const matches = floorMs === undefined || entry.statusMs >= floorMs;
   const shown = matches && (cursor === undefined || compareKeys(entry, cursor) < 0);
-  return { tasks: shown ? [entry.task] : [], nextPageToken: '', totalSize: matches ? 1 : 0 };
+  return { tasks: shown ? [entry.readTask()] : [], nextPageToken: '', totalSize: matches ? 1 : 0 };
 }

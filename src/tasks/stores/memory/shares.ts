@@ -151,12 +151,12 @@ export class FairShares {
    *
    * @example
    * ```ts
-   * shares.failParkedEntry(entry, nowMs); // entry.task.status.state === 'failed'
+   * shares.failParkedEntry(entry, nowMs); // entry.readTask().status.state === 'failed'
    * ```
    */
   failParkedEntry(entry: Entry, nowMs: number): void {
     const timestamp = new Date().toISOString();
-    const failed = failedByParkedTtl(entry.task, timestamp);
+    const failed = failedByParkedTtl(entry.readTask(), timestamp);
     this.host.replace(entry, failed, Date.parse(timestamp), nowMs, taskBytes(failed));
     this.limits.onEvent?.({ type: 'parked_expired', owner: entry.owner, task: failed });
   }
