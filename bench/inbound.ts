@@ -27,7 +27,10 @@
  *
  * Cores: once the servers are up, this process (autocannon) is pinned to the last core and every
  * server, all its threads, to core 0 (`taskset`, bench/lib/cpu.ts), so a server's CPU time is its
- * own. Each run reads the server's CPU (user + system, /proc/<pid>/stat) before and after.
+ * own. Each run reads the server's CPU (user + system, /proc/<pid>/stat) before and after. Airlock's
+ * servers are started on core 0 from the first instruction, as on a one-core host, so `serve --gc
+ * auto` runs them as it would there (a second process with `--single-threaded-gc`; its pid from the
+ * pid file); `--gc MODE` passes another mode to `airlock serve`.
  *
  * How to read it: "CPU µs/req" is the server's CPU time over the requests it answered in the run;
  * "raw/it CPU" is the raw node:http row's CPU per request over this row's (1.00× = as cheap as a
@@ -73,6 +76,8 @@ import {
 import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js';
 import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
+import { serveFiles } from '../src/server/reload/pid-file.js';
+import { parseCollectorMode, type CollectorMode } from '../src/cli/collector.js';
 
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
 const PAUSE_BETWEEN_RUNS_MS = 250;
@@ -100,6 +105,8 @@ interface Settings {
   writes: boolean;
   /** `--node-flags "…"`: node options for Airlock's servers (not the peers), e.g. `--single-threaded-gc`. */
   nodeFlags: string[];
+  /** `--gc MODE`: Airlock's `serve --gc` (default auto: single-threaded on the one core it starts on). */
+  gc: CollectorMode;
 }
 
 interface BenchServer {
@@ -126,12 +133,15 @@ function parseSettings(argv: string[]): Settings {
       '--node-flags takes node options in one argument, each starting with --, e.g. --node-flags --single-threaded-gc',
     );
   }
+  const gcAt = rest.indexOf('--gc');
+  const gc = gcAt === -1 ? 'auto' : parseCollectorMode(rest.splice(gcAt, 2)[1] ?? '');
+  if (gc === undefined) throw new Error('--gc must be auto, single-threaded or concurrent (airlock serve --gc)');
   const flags = parseCommonFlags(
     rest,
     { duration: 5, rounds: 3, connections: 50, warmup: 3 },
-    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres] [--node-flags "--opt ..."]',
+    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres] [--node-flags "--opt ..."] [--gc MODE]',
   );
-  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1, nodeFlags };
+  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1, nodeFlags, gc };
 }
 
 function machine(): { node: string; platform: string; cpuModel: string; cpuCount: number } {
@@ -156,6 +166,7 @@ function printHeader(settings: Settings): void {
       `${settings.rounds} interleaved rounds × ${settings.duration} s per server; servers in child processes`,
   );
   if (settings.nodeFlags.length > 0) console.log(`Airlock's servers run with node ${settings.nodeFlags.join(' ')}`);
+  console.log(`Airlock's servers start on the servers' core, as on a one-core host, with serve --gc ${settings.gc}`);
   console.log('');
 }
 
@@ -199,6 +210,17 @@ function requestHeaders(token: string): Record<string, string> {
 
 /** `--node-flags`, for every Airlock server this run starts (set once, from the settings). */
 let airlockNodeFlags: readonly string[] = [];
+/** `--gc`, likewise. */
+let airlockGc: CollectorMode = 'auto';
+
+/**
+ * Airlock starts on the servers' core, as a one-core deployment does, so what it does there by
+ * default is what is measured (it serves from a second process with `--single-threaded-gc`,
+ * src/cli/collector.ts); its CPU and RSS are read from the process that wrote the pid file.
+ */
+function onServerCore(configPath: string): { startOnCore: number; pidFile: string } {
+  return { startOnCore: 0, pidFile: serveFiles(configPath).pid };
+}
 
 async function startAirlock(token: string, workDir: string, guarded: boolean): Promise<BenchServer> {
   const configPath = join(workDir, guarded ? 'airlock-guarded.yaml' : 'airlock.yaml');
@@ -207,9 +229,10 @@ async function startAirlock(token: string, workDir: string, guarded: boolean): P
     name: guarded ? 'guarded' : 'airlock',
     // The built gateway, as `npm start` runs it (`npm run bench` builds first).
     script: 'dist/cli/main.js',
-    args: ['serve', '--config', configPath, '--log-level', 'silent'],
+    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', airlockGc],
     env: { BENCH_TOKEN: token },
     nodeFlags: airlockNodeFlags,
+    ...onServerCore(configPath),
   });
   const headers = guarded ? { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' } : requestHeaders(token);
   const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: MESSAGE_SEND };
@@ -266,7 +289,7 @@ async function startDurable(
       ? ['store:', '  type: postgres', `  url: '${extra.url ?? BENCH_DATABASE_URL}'`, `  schema: ${benchSchema}`]
       : [];
   writeFileSync(configPath, airlockConfig(false, workDir, store), { mode: 0o600 });
-  const args = ['serve', '--config', configPath, '--log-level', 'silent'];
+  const args = ['serve', '--config', configPath, '--log-level', 'silent', '--gc', airlockGc];
   if (kind === 'sqlite') args.push('--data', join(workDir, 'sqlite'));
   const child = await startChild({
     name: kind,
@@ -274,6 +297,7 @@ async function startDurable(
     args,
     env: { BENCH_TOKEN: token, ...extra.env },
     nodeFlags: airlockNodeFlags,
+    ...onServerCore(configPath),
   });
   const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
   const label = kind === 'sqlite' ? 'Airlock (SQLite)' : 'Airlock (PostgreSQL)';
@@ -453,6 +477,7 @@ function onSignal(signal: NodeJS.Signals, exitCode: number): void {
 async function main(): Promise<number> {
   const settings = parseSettings(process.argv.slice(2));
   airlockNodeFlags = settings.nodeFlags;
+  airlockGc = settings.gc;
   const startedAt = new Date();
   process.on('exit', killAllChildrenNow);
   onSignal('SIGINT', 130);

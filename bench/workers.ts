@@ -19,8 +19,11 @@
  * 2 workers give when the load comes from elsewhere. Each row's CPU is the whole server tree's
  * (primary and workers, /proc) over the requests it answered.
  *
+ * `--gc MODE` is passed to `airlock serve` (auto, the default, forks 2 workers on 2 cores with
+ * `--single-threaded-gc`; `concurrent` keeps V8's default).
+ *
  * Usage: node --import tsx bench/workers.ts [--store postgres|sqlite] [--redis] [--duration S]
- *   [--rounds N] [--connections C] [--warmup S] [--json]
+ *   [--rounds N] [--connections C] [--warmup S] [--json] [--gc auto|single-threaded|concurrent]
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -68,6 +71,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     warmup: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
+    gc: { type: 'string', default: 'auto' },
   },
 });
 const store = flags.store === 'sqlite' ? 'sqlite' : 'postgres';
@@ -130,7 +134,17 @@ async function startRow(workers: number, replica: boolean, token: string): Promi
     '',
   ];
   writeFileSync(configPath, lines.join('\n'), { mode: 0o600 });
-  const args = ['serve', '--config', configPath, '--log-level', 'silent', '--workers', String(workers)];
+  const args = [
+    'serve',
+    '--config',
+    configPath,
+    '--log-level',
+    'silent',
+    '--workers',
+    String(workers),
+    '--gc',
+    flags.gc,
+  ];
   if (store === 'sqlite') args.push('--data', join(workDir, 'sqlite'));
   const child = await startChild({
     name: `workers-${workers}`,
@@ -183,7 +197,7 @@ async function main(): Promise<number> {
   console.log(`load before: ${uptime}`);
   const through = store === 'sqlite' ? 'SQLite + Redis' : useRedis ? 'PostgreSQL + Redis' : 'PostgreSQL';
   console.log(
-    `store: ${through}; ${settings.rounds} rounds × ${settings.duration} s, ${settings.connections} connections`,
+    `store: ${through}; ${settings.rounds} rounds × ${settings.duration} s, ${settings.connections} connections; serve --gc ${flags.gc}`,
   );
   const token = randomBytes(24).toString('hex');
   const rows: Row[] = [];

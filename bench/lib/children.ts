@@ -9,7 +9,9 @@
  * await stopAllChildren();
  * ```
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -32,6 +34,14 @@ export interface ChildSpec {
   nodeFlags?: readonly string[];
   /** How long to wait for the listening line; default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * Start it confined to this core (`taskset -c`), as a one-core deployment starts: Airlock then
+   * serves from a second process with `--single-threaded-gc` (src/cli/collector.ts). Ignored
+   * where `taskset` does not run.
+   */
+  startOnCore?: number;
+  /** Airlock's pid file: the serving process's pid is read from it (not the one started). */
+  pidFile?: string;
 }
 
 export interface ChildServer {
@@ -50,7 +60,9 @@ const running = new Set<ChildProcess>();
 /** Starts a server and resolves once it has printed its listening line. */
 export function startChild(spec: ChildSpec): Promise<ChildServer> {
   const loader = spec.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...(spec.nodeFlags ?? []), ...loader, spec.script, ...(spec.args ?? [])], {
+  const command = [process.execPath, ...(spec.nodeFlags ?? []), ...loader, spec.script, ...(spec.args ?? [])];
+  if (spec.startOnCore !== undefined && canPinAtStart()) command.unshift('taskset', '-c', String(spec.startOnCore));
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'production', ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -81,9 +93,26 @@ export function startChild(spec: ChildSpec): Promise<ChildServer> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(childServer(spec.name, baseUrl, line, child, stderr.text));
+      const pid = spec.pidFile === undefined ? child.pid : servingPid(spec.pidFile);
+      resolve(childServer(spec.name, baseUrl, line, child, pid, stderr.text));
     });
   });
+}
+
+let pinAtStart: boolean | undefined;
+function canPinAtStart(): boolean {
+  pinAtStart ??= cpus().length > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  return pinAtStart;
+}
+
+/** The pid Airlock's serving process wrote (written before its listening line). */
+function servingPid(pidFile: string): number | undefined {
+  try {
+    const pid = (JSON.parse(readFileSync(pidFile, 'utf8')) as { pid?: unknown }).pid;
+    return typeof pid === 'number' ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function childServer(
@@ -91,13 +120,14 @@ function childServer(
   baseUrl: string,
   firstLine: string,
   child: ChildProcess,
+  pid: number | undefined,
   stderr: () => string,
 ): ChildServer {
   return {
     name,
     baseUrl,
     firstLine,
-    pid: child.pid,
+    pid,
     assertAlive() {
       if (child.exitCode !== null || child.signalCode !== null) {
         const tail = stderr();

@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isAirlockError } from '../errors/index.js';
 import { parseAutonomy, type McpAutonomy } from '../mcp/autonomy.js';
 import { MAX_WORKERS, parseWorkerCount } from './workers.js';
+import { parseCollectorMode, type CollectorMode } from './collector.js';
 
 // Each command's module is imported when that command runs, so `--version`, `send` or `card`
 // do not pay for the server, the MCP SDK, the stores, metrics and telemetry (start-up time).
@@ -29,10 +30,23 @@ program
     'gateway processes behind the one port: a count or auto (= cores); SQLite needs redis.url, memory refuses > 1',
     parseWorkers,
   )
+  .option(
+    '--gc <mode>',
+    "V8's collector: auto (on the JavaScript thread when each process has one core), single-threaded or concurrent",
+    parseCollector,
+    'auto' as const,
+  )
   .action(async (options) => {
+    const { planServeCollector } = await import('./relaunch.js');
+    const collector = await planServeCollector(options.gc, options.workers ?? 1);
+    if (collector.exitCode !== undefined) {
+      process.exitCode = collector.exitCode;
+      return;
+    }
     const { serve } = await import('./serve.js');
     await serve({
       config: options.config,
+      collector: collector.plan,
       ...(options.workers !== undefined && { workers: options.workers }),
       ...(options.data !== undefined && { data: options.data }),
       ...(options.host !== undefined && { host: options.host }),
@@ -424,6 +438,12 @@ function parseWorkers(value: string): number {
   const count = parseWorkerCount(value);
   if (count === undefined) throw new InvalidArgumentError(`must be auto or 1..${MAX_WORKERS}`);
   return count;
+}
+
+function parseCollector(value: string): CollectorMode {
+  const mode = parseCollectorMode(value);
+  if (mode === undefined) throw new InvalidArgumentError('must be auto, single-threaded or concurrent');
+  return mode;
 }
 
 function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'silent' {

@@ -37,6 +37,7 @@ import { processInstanceId } from '../client/outbound-transport.js';
 import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
 import cluster from 'node:cluster';
+import type { CollectorPlan } from './collector.js';
 import { reportWorkerListening, runWorkerPrimary, workerAuditFile, workerRole, type WorkerRole } from './workers.js';
 
 export interface ServeOptions {
@@ -48,6 +49,8 @@ export interface ServeOptions {
   data?: string;
   /** Gateway processes behind the one port (node:cluster); default 1. See ./workers.ts. */
   workers?: number;
+  /** V8's collector for this process and its workers (./collector.ts); logged at start. */
+  collector?: Pick<CollectorPlan, 'singleThreaded' | 'workerFlags' | 'reason'>;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -184,6 +187,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     await runWorkerPrimary({
       workers,
+      nodeFlags: options.collector?.workerFlags ?? [],
       config: options.config,
       drainSeconds: config.server.drainSeconds,
       firstAlone: chosen.type === 'sqlite',
@@ -291,6 +295,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     agents: config.agents.length,
     clients: config.clients.length,
     store: describeTaskStoreSpec(spec),
+    ...(options.collector !== undefined && {
+      gc: options.collector.singleThreaded ? 'single-threaded' : 'concurrent',
+      gcReason: options.collector.reason,
+    }),
   });
   const metricsUrl = gateway.metrics?.url;
   if (metricsUrl !== undefined) {

@@ -115,6 +115,8 @@ export function reportWorkerListening(url: string): void {
  */
 export interface WorkerPrimaryOptions {
   workers: number;
+  /** Node options each worker gets before this process's own (`--single-threaded-gc`). */
+  nodeFlags?: readonly string[];
   config: string;
   drainSeconds: number;
   /** Fork the others only once the first listens (a SQLite file: its restart recovery). */
@@ -133,6 +135,9 @@ export interface WorkerPrimaryOptions {
  */
 export async function runWorkerPrimary(options: WorkerPrimaryOptions): Promise<void> {
   const { workers, logger } = options;
+  if (options.nodeFlags !== undefined && options.nodeFlags.length > 0) {
+    cluster.setupPrimary({ execArgv: [...options.nodeFlags, ...process.execArgv] });
+  }
   const byIndex = new Map<number, Worker>();
   const restarts = new Map<number, { delayMs: number }>();
   let stopping = false;

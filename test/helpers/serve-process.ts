@@ -24,10 +24,23 @@ export async function startServe(
   dataDir: string | undefined,
   env: Record<string, string>,
   logLevel = 'warn',
+  launch: {
+    /** A command node runs under (`['taskset', '-c', '0']`). */
+    wrapper?: readonly string[];
+    /** More `serve` flags. */
+    args?: readonly string[];
+    /** A process group of its own, as a shell gives a command (to signal the group). */
+    detached?: boolean;
+  } = {},
 ): Promise<ServeProcess> {
-  const args = [...CLI, 'serve', '--config', configPath, '--log-level', logLevel];
+  const args = [...CLI, 'serve', '--config', configPath, '--log-level', logLevel, ...(launch.args ?? [])];
   if (dataDir !== undefined) args.push('--data', dataDir);
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, ...prefix] = [...(launch.wrapper ?? []), process.execPath];
+  const child = spawn(command, [...prefix, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: launch.detached ?? false,
+  });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
