@@ -35,7 +35,7 @@ async function serveOnOneCore(extra: readonly string[] = []): Promise<ServeProce
       'server: { host: 127.0.0.1, port: 0 }',
       'agents:',
       '  - { slug: echo, name: Echo, description: Echo., skills: [{ id: e, name: E, description: E }], backend: { type: echo } }',
-      '  - { slug: writer, name: Writer, description: Slow., skills: [{ id: w, name: W, description: W }], backend: { type: writer, chunkDelayMs: 150 } }',
+      '  - { slug: writer, name: Writer, description: Slow., skills: [{ id: w, name: W, description: W }], backend: { type: writer, chunkDelayMs: 500 } }',
       'clients:',
       '  - { id: a, token: "${TOKEN_A}", agents: [echo, writer] }',
       '',
@@ -73,6 +73,21 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A streamed answer of a few seconds (the writer agent). */
+function slowStream(url: string): ReturnType<typeof rpcStream> {
+  return rpcStream(
+    `${url}/a2a/writer`,
+    'SendStreamingMessage',
+    { message: v10Message('a slow answer') },
+    { token: TOKEN_A, version: '1.0' },
+  );
+}
+
+function assertCompleted(events: readonly unknown[]): void {
+  const last = events.at(-1) as { result?: { statusUpdate?: { status?: { state?: string } } } } | undefined;
+  assert.equal(last?.result?.statusUpdate?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(last));
 }
 
 function count(output: string, event: string): number {
@@ -121,12 +136,7 @@ describe(
     it("drains once on a terminal's Ctrl-C (SIGINT to the whole process group): a running stream ends whole", async () => {
       const server = await serveOnOneCore();
       const pid = servingPid(server.configPath);
-      const stream = rpcStream(
-        `${server.url}/a2a/writer`,
-        'SendStreamingMessage',
-        { message: v10Message('a slow answer') },
-        { token: TOKEN_A, version: '1.0' },
-      );
+      const stream = slowStream(server.url);
       await new Promise((resolve) => setTimeout(resolve, 200));
       // On one core the two deliveries mostly merge into one pending signal, so the outcome alone
       // cannot show a second SIGINT: the gateway must not be in the group a terminal signals.
@@ -135,14 +145,33 @@ describe(
       // A second SIGINT would have cut the drain short: exit 1 and a stream without its end.
       assert.equal(await exitOf(server), 0, server.output());
       assert.equal(count(server.output(), 'stopping'), 1, server.output());
-      const { events } = await stream;
-      assert.equal(
-        (events.at(-1) as { result?: { statusUpdate?: { status?: { state?: string } } } }).result?.statusUpdate?.status
-          ?.state,
-        'TASK_STATE_COMPLETED',
-        JSON.stringify(events.at(-1)),
-      );
+      assertCompleted((await stream).events);
       assert.equal(alive(pid), false);
+    });
+
+    it("a service manager's SIGTERM to every process of the service (systemd's default) is one drain", async () => {
+      const server = await serveOnOneCore();
+      const pid = servingPid(server.configPath);
+      const stream = slowStream(server.url);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      process.kill(pid, 'SIGTERM');
+      await eventually(() => count(server.output(), 'stopping') === 1, 5000, 'the stopping line');
+      // The supervisor's copy arrives after the gateway's own: the same stop, not "stop now".
+      server.child.kill('SIGTERM');
+      assert.equal(await exitOf(server), 0, server.output());
+      assertCompleted((await stream).events);
+    });
+
+    it('a second Ctrl-C more than a second later stops at once, as without a supervisor', async () => {
+      const server = await serveOnOneCore();
+      // Cut short: the stream ends without its last event, or the connection with an error.
+      const stream = slowStream(server.url).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      process.kill(-server.child.pid!, 'SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      process.kill(-server.child.pid!, 'SIGINT');
+      assert.equal(await exitOf(server), 1, server.output());
+      await stream;
     });
 
     it('passes the exit code on: a gateway that cannot start fails the command with its one line', async () => {

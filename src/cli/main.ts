@@ -47,6 +47,7 @@ program
     await serve({
       config: options.config,
       collector: collector.plan,
+      supervised: collector.supervised,
       ...(options.workers !== undefined && { workers: options.workers }),
       ...(options.data !== undefined && { data: options.data }),
       ...(options.host !== undefined && { host: options.host }),

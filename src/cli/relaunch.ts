@@ -10,6 +10,10 @@
  * - It exits when the gateway does, with its exit code (128 + the signal's number when killed).
  * - Should the supervisor die without passing anything on (SIGKILL), the gateway sees its IPC
  *   channel close and drains as on SIGTERM, so no gateway outlives it holding the port.
+ * - A service manager may signal every process of the service at once (systemd's default
+ *   `KillMode=control-group`): the gateway then gets SIGTERM twice, its own and the one passed
+ *   on, so a supervised gateway takes a second SIGTERM or SIGINT within a second of the first as
+ *   the same stop (see `serve.ts`), not as "stop now".
  *
  * @example
  * ```ts
@@ -95,10 +99,10 @@ export function adoptSupervisor(env: NodeJS.ProcessEnv = process.env): string | 
 export async function planServeCollector(
   mode: CollectorMode,
   workers: number,
-): Promise<{ plan: CollectorPlan; exitCode?: number }> {
+): Promise<{ plan: CollectorPlan; supervised: boolean; exitCode?: number }> {
   const plan = planCollector({ mode, cores: availableCores(), workers, execArgv: process.execArgv });
   const reason = adoptSupervisor();
-  if (reason !== undefined) return { plan: { ...plan, reason } };
-  if (!plan.relaunch) return { plan };
-  return { plan, exitCode: await relaunchWith([SINGLE_THREADED_GC], plan.reason) };
+  if (reason !== undefined) return { plan: { ...plan, reason }, supervised: true };
+  if (!plan.relaunch) return { plan, supervised: false };
+  return { plan, supervised: false, exitCode: await relaunchWith([SINGLE_THREADED_GC], plan.reason) };
 }

@@ -51,6 +51,8 @@ export interface ServeOptions {
   workers?: number;
   /** V8's collector for this process and its workers (./collector.ts); logged at start. */
   collector?: Pick<CollectorPlan, 'singleThreaded' | 'workerFlags' | 'reason'>;
+  /** Started by ./relaunch.ts: a second stop signal within a second of the first is its echo. */
+  supervised?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -310,10 +312,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     logger.warn({ event: 'decided_actions_not_resumed', error: errorCode(error) });
   });
 
+  let stoppedAt = 0;
   const stop = (signal: string): void => {
-    // A second signal while draining: the person means it.
-    if (stopping) process.exit(1);
+    if (stopping) {
+      // The same stop, sent to the whole service and passed on by the supervisor (./relaunch.ts).
+      if (options.supervised === true && Date.now() - stoppedAt < ECHO_WINDOW_MS) return;
+      // A second signal while draining: the person means it.
+      process.exit(1);
+    }
     stopping = true;
+    stoppedAt = Date.now();
     logger.info({ event: 'stopping', signal, drainSeconds: config.server.drainSeconds });
     // Draining takes up to drainSeconds; closing (store writes, audit file) gets 5 s more.
     const force = setTimeout(() => process.exit(1), config.server.drainSeconds * 1000 + 5000);
@@ -335,6 +343,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   process.on('SIGINT', () => (role === undefined ? stop('SIGINT') : undefined));
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
+
+/** How long after a supervised gateway's first stop signal another counts as its echo. */
+const ECHO_WINDOW_MS = 1000;
 
 /** The banner's line about the workers, printed by the first. */
 function workersLine(role: WorkerRole | undefined): string {
