@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { verifyAuditFile } from '../src/audit/verify.js';
+import { availableCores } from '../src/cli/collector.js';
 import { dropSchema, postgresSkip, POSTGRES_URL, uniqueName, waitFor } from './helpers/backing-services.js';
 import { TOKEN_A, TOKEN_C } from './helpers/gateway.js';
 import { CLI } from './helpers/cli.js';
@@ -215,6 +216,17 @@ describe('--workers 2 on PostgreSQL', { skip: pgSkip }, () => {
       }
     }
     await dropSchema(schema);
+  });
+
+  it('forks the workers with the collector serve --gc auto chose for the cores, and says so', () => {
+    const [line] = logged(cluster!.output(), 'workers_listening');
+    const cores = availableCores();
+    // Two workers on two cores or fewer: each one's helper threads would take the other's core.
+    assert.equal(line!.gc, cores <= 2 ? 'single-threaded' : 'concurrent', JSON.stringify(line));
+    for (const pid of line!.pids as number[]) {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      assert.equal(args.includes('--single-threaded-gc'), cores <= 2, args.join(' '));
+    }
   });
 
   it('spreads new connections over both workers', async () => {

@@ -190,6 +190,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     await runWorkerPrimary({
       workers,
       nodeFlags: options.collector?.workerFlags ?? [],
+      ...(options.collector !== undefined && { gc: options.collector }),
       config: options.config,
       drainSeconds: config.server.drainSeconds,
       firstAlone: chosen.type === 'sqlite',

@@ -117,6 +117,8 @@ export interface WorkerPrimaryOptions {
   workers: number;
   /** Node options each worker gets before this process's own (`--single-threaded-gc`). */
   nodeFlags?: readonly string[];
+  /** The workers' collector and why (./collector.ts), for the `workers_listening` line. */
+  gc?: { singleThreaded: boolean; reason: string };
   config: string;
   drainSeconds: number;
   /** Fork the others only once the first listens (a SQLite file: its restart recovery). */
@@ -250,7 +252,15 @@ export async function runWorkerPrimary(options: WorkerPrimaryOptions): Promise<v
     throw error;
   }
   started = true;
-  logger.info({ event: 'workers_listening', workers, pids: [...byIndex.values()].map((worker) => worker.process.pid) });
+  logger.info({
+    event: 'workers_listening',
+    workers,
+    pids: [...byIndex.values()].map((worker) => worker.process.pid),
+    ...(options.gc !== undefined && {
+      gc: options.gc.singleThreaded ? 'single-threaded' : 'concurrent',
+      gcReason: options.gc.reason,
+    }),
+  });
 }
 
 function isListening(message: unknown): boolean {
