@@ -178,6 +178,35 @@ describe('MemoryTaskStore get/put', () => {
     assert.equal((await store.list('alice', { pageSize: 10 })).tasks[0]?.status.state, 'completed');
   });
 
+  test('a page mixing finished and unfinished tasks, in any order and any text, reads as each get does', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ done: fc.boolean(), text: fc.string({ unit: 'grapheme', maxLength: 20 }) }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        async (specs) => {
+          const { store } = makeStore();
+          for (const [i, spec] of specs.entries()) {
+            const task = makeTask({ id: `t${i}`, state: spec.done ? 'completed' : 'working', at: i });
+            await store.put('alice', { ...task, metadata: { text: spec.text, i } });
+          }
+          const page = await store.list('alice', { pageSize: 50 });
+          const one = await Promise.all(page.tasks.map((task) => store.get('alice', task.id)));
+          assert.deepEqual(page.tasks, one);
+          assert.deepEqual(
+            page.tasks.map((task) => task.metadata?.text),
+            specs.map((spec) => spec.text).reverse(),
+          );
+          // Copies of the finished ones: a caller's change reaches neither the store nor the next page.
+          for (const task of page.tasks) if (isTerminalState(task.status.state)) task.status.state = 'failed';
+          assert.deepEqual((await store.list('alice', { pageSize: 50 })).tasks, one);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   test('a finished task that cannot be encoded is refused before the store changes: nothing evicted, nothing replaced', async () => {
     const { store } = makeStore({ maxTasks: 1 });
     const kept = makeTask({ id: 'kept', state: 'completed', at: 1 });
