@@ -75,14 +75,21 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A streamed answer of a few seconds (the writer agent). */
-function slowStream(url: string): ReturnType<typeof rpcStream> {
-  return rpcStream(
+/**
+ * A streamed answer of a few seconds (the writer agent), under way when this resolves: the turn
+ * is running, so a drain has something to wait for.
+ */
+async function streamUnderway(url: string): Promise<{ ended: ReturnType<typeof rpcStream> }> {
+  const ended = rpcStream(
     `${url}/a2a/writer`,
     'SendStreamingMessage',
     { message: v10Message('a slow answer') },
     { token: TOKEN_A, version: '1.0' },
   );
+  // Cut short (the tests that stop at once), it rejects: that is read where it matters.
+  ended.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { ended };
 }
 
 function assertCompleted(events: readonly unknown[]): void {
@@ -136,8 +143,7 @@ describe(
     it("drains once on a terminal's Ctrl-C (SIGINT to the whole process group): a running stream ends whole", async () => {
       const server = await serveOnOneCore();
       const pid = servingPid(server.configPath);
-      const stream = slowStream(server.url);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stream = await streamUnderway(server.url);
       // On one core the two deliveries mostly merge into one pending signal, so the outcome alone
       // cannot show a second SIGINT: the gateway must not be in the group a terminal signals.
       assert.notEqual(processGroupOf(pid), processGroupOf(server.child.pid!));
@@ -145,33 +151,29 @@ describe(
       // A second SIGINT would have cut the drain short: exit 1 and a stream without its end.
       assert.equal(await exitOf(server), 0, server.output());
       assert.equal(count(server.output(), 'stopping'), 1, server.output());
-      assertCompleted((await stream).events);
+      assertCompleted((await stream.ended).events);
       assert.equal(alive(pid), false);
     });
 
     it("a service manager's SIGTERM to every process of the service (systemd's default) is one drain", async () => {
       const server = await serveOnOneCore();
       const pid = servingPid(server.configPath);
-      const stream = slowStream(server.url);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stream = await streamUnderway(server.url);
       process.kill(pid, 'SIGTERM');
       await eventually(() => count(server.output(), 'stopping') === 1, 5000, 'the stopping line');
       // The supervisor's copy arrives after the gateway's own: the same stop, not "stop now".
       server.child.kill('SIGTERM');
       assert.equal(await exitOf(server), 0, server.output());
-      assertCompleted((await stream).events);
+      assertCompleted((await stream.ended).events);
     });
 
     it('a second Ctrl-C more than a second later stops at once, as without a supervisor', async () => {
       const server = await serveOnOneCore();
-      // Cut short: the stream ends without its last event, or the connection with an error.
-      const stream = slowStream(server.url).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await streamUnderway(server.url);
       process.kill(-server.child.pid!, 'SIGINT');
       await new Promise((resolve) => setTimeout(resolve, 1200));
       process.kill(-server.child.pid!, 'SIGINT');
       assert.equal(await exitOf(server), 1, server.output());
-      await stream;
     });
 
     it('passes the exit code on: a gateway that cannot start fails the command with its one line', async () => {

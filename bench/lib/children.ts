@@ -93,7 +93,13 @@ export function startChild(spec: ChildSpec): Promise<ChildServer> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      const pid = spec.pidFile === undefined ? child.pid : servingPid(spec.pidFile);
+      let pid = child.pid;
+      try {
+        if (spec.pidFile !== undefined) pid = servingPid(spec.pidFile);
+      } catch (error) {
+        // Measuring the process started instead would read a supervisor's idle CPU as the server's.
+        return fail(`no serving pid in ${spec.pidFile}: ${(error as Error).message}`);
+      }
       resolve(childServer(spec.name, baseUrl, line, child, pid, stderr.text));
     });
   });
@@ -105,14 +111,11 @@ function canPinAtStart(): boolean {
   return pinAtStart;
 }
 
-/** The pid Airlock's serving process wrote (written before its listening line). */
-function servingPid(pidFile: string): number | undefined {
-  try {
-    const pid = (JSON.parse(readFileSync(pidFile, 'utf8')) as { pid?: unknown }).pid;
-    return typeof pid === 'number' ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+/** The pid Airlock's serving process wrote (written before its listening line). Throws without one. */
+function servingPid(pidFile: string): number {
+  const pid = (JSON.parse(readFileSync(pidFile, 'utf8')) as { pid?: unknown }).pid;
+  if (typeof pid !== 'number') throw new Error('the file holds no pid');
+  return pid;
 }
 
 function childServer(

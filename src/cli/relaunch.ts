@@ -44,7 +44,7 @@ const PASSED_ON = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
  * process.exitCode = await relaunchWith(['--single-threaded-gc'], '1 core');
  * ```
  */
-export function relaunchWith(flags: readonly string[], reason: string): Promise<number> {
+function relaunchWith(flags: readonly string[], reason: string): Promise<number> {
   // `--inspect` is for the gateway: free its port here so the process started with it binds it.
   if (inspector.url() !== undefined) inspector.close();
   const child = spawn(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], {
@@ -57,10 +57,16 @@ export function relaunchWith(flags: readonly string[], reason: string): Promise<
   };
   const handlers = PASSED_ON.map((signal) => [signal, passOn(signal)] as const);
   for (const [signal, handler] of handlers) process.on(signal, handler);
+  const release = (): void => {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  };
   return new Promise((resolve, reject) => {
-    child.once('error', reject);
+    child.once('error', (error) => {
+      release();
+      reject(error);
+    });
     child.once('exit', (code, signal) => {
-      for (const [name, handler] of handlers) process.off(name, handler);
+      release();
       resolve(code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
     });
   });
@@ -76,7 +82,7 @@ export function relaunchWith(flags: readonly string[], reason: string): Promise<
  * const reason = adoptSupervisor(); // '1 core' when relaunched
  * ```
  */
-export function adoptSupervisor(env: NodeJS.ProcessEnv = process.env): string | undefined {
+function adoptSupervisor(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const reason = env[RELAUNCHED];
   if (reason === undefined || process.channel === undefined) return undefined;
   // Not for the gateway's own children (command backends, tool servers).
