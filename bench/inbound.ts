@@ -502,7 +502,7 @@ async function main(): Promise<number> {
     const warmupFailures = await warmUp(servers, settings);
     const records = await measureRounds(servers, settings);
     const summaries = summarise(servers, records);
-    const result = ratios(summaries);
+    const result = ratios(summaries, records);
     printSummary(summaries, result, settings.rounds);
     const clean = reportFailures(summaries, warmupFailures);
     if (settings.json) console.log(`\nwrote ${writeJson(startedAt, settings, records, summaries, result)}`);

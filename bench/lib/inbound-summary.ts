@@ -70,10 +70,18 @@ export interface Ratios {
   sdkToRaw: number;
   airlockToSdk: number;
   guardedToSdk: number;
+  /** The floor's req/s over the SDK's: the multiple the work alone reaches (the SDK target's ceiling). */
+  floorToSdk: number;
   /** raw CPU per request / this row's CPU per request (1 = as cheap as a bare exchange). */
   cpu: Partial<Record<ServerKey, number>>;
   /** Last round's req/s over the first's, per row. */
   lastToFirst: Partial<Record<ServerKey, number>>;
+  /**
+   * The target ratios round by round, each from two runs of the same round (minutes apart at
+   * most), so that the machine's slower and faster spells fall on both sides: how many rounds
+   * reach a target says more than one median on a noisy host.
+   */
+  perRound: Record<'guardedCpu' | 'sqliteCpu' | 'postgresCpu' | 'guardedToRaw' | 'guardedToSdk', number[]>;
 }
 
 // ---------------------------------------------------------------- results
@@ -102,7 +110,38 @@ export function summarise(
   });
 }
 
-export function ratios(summaries: readonly ServerSummary[]): Ratios {
+/**
+ * `pick(top) / pick(bottom)` for each round where both rows ran, in round order.
+ *
+ * @example
+ * ```ts
+ * pairedByRound(records, 'raw', 'guarded', (record) => 1 / record.cpuPerRequest); // raw/Airlock CPU per round
+ * ```
+ */
+export function pairedByRound(
+  records: readonly RunRecord[],
+  top: ServerKey,
+  bottom: ServerKey,
+  pick: (record: RunRecord) => number,
+): number[] {
+  const rounds = [...new Set(records.map((record) => record.round))].sort((a, b) => a - b);
+  const values: number[] = [];
+  for (const round of rounds) {
+    const upper = records.find((record) => record.round === round && record.server === top);
+    const lower = records.find((record) => record.round === round && record.server === bottom);
+    if (upper === undefined || lower === undefined) continue;
+    const value = pick(upper) / pick(lower);
+    if (Number.isFinite(value)) values.push(value);
+  }
+  return values;
+}
+
+export function ratios(summaries: readonly ServerSummary[], records: readonly RunRecord[] = []): Ratios {
+  // CPU ratios are raw's CPU over the row's: per request, the cheaper the higher.
+  const cpuRatio = (row: ServerKey): number[] =>
+    pairedByRound(records, row, 'raw', (record) => 1 / record.cpuPerRequest);
+  const reqRatio = (top: ServerKey, bottom: ServerKey): number[] =>
+    pairedByRound(records, top, bottom, (record) => record.stats.reqPerSec);
   const reqPerSec = (key: ServerKey): number =>
     summaries.find((summary) => summary.server === key)?.reqPerSec ?? Number.NaN;
   return {
@@ -113,6 +152,7 @@ export function ratios(summaries: readonly ServerSummary[]): Ratios {
     sdkToRaw: reqPerSec('sdk') / reqPerSec('raw'),
     airlockToSdk: reqPerSec('airlock') / reqPerSec('sdk'),
     guardedToSdk: reqPerSec('guarded') / reqPerSec('sdk'),
+    floorToSdk: reqPerSec('floor') / reqPerSec('sdk'),
     cpu: Object.fromEntries(summaries.map((summary) => [summary.server, cpuOf('raw') / summary.cpuPerRequest])),
     lastToFirst: Object.fromEntries(
       summaries.map((summary) => {
@@ -120,6 +160,13 @@ export function ratios(summaries: readonly ServerSummary[]): Ratios {
         return [summary.server, rounds[rounds.length - 1]! / rounds[0]!];
       }),
     ),
+    perRound: {
+      guardedCpu: cpuRatio('guarded'),
+      sqliteCpu: cpuRatio('sqlite'),
+      postgresCpu: cpuRatio('postgres'),
+      guardedToRaw: reqRatio('guarded', 'raw'),
+      guardedToSdk: reqRatio('guarded', 'sdk'),
+    },
   };
   function cpuOf(key: ServerKey): number {
     return summaries.find((summary) => summary.server === key)?.cpuPerRequest ?? Number.NaN;
@@ -161,19 +208,26 @@ export function printSummary(summaries: readonly ServerSummary[], result: Ratios
   console.log('');
   const verdict = (value: number, target: number): string =>
     Number.isNaN(value) ? 'not measured' : `${value >= target ? 'meets' : 'BELOW'} the target of ≥ ${target}×`;
-  const lines: [string, number, number][] = [
-    ['every guard: raw/Airlock CPU', result.cpu.guarded ?? Number.NaN, GUARDED_CPU_TARGET],
-    ['SQLite: raw/Airlock CPU', result.cpu.sqlite ?? Number.NaN, SQLITE_CPU_TARGET],
-    ['PostgreSQL: raw/Airlock CPU', result.cpu.postgres ?? Number.NaN, POSTGRES_CPU_TARGET],
-    ['every guard: req/s vs raw', result.guardedToRaw, GUARDED_REQ_TARGET],
-    ['every guard: last round / first', result.lastToFirst.guarded ?? Number.NaN, FLAT_TARGET],
-    ['every guard: req/s vs @a2a-js/sdk', result.guardedToSdk, SDK_MULTIPLE_TARGET],
+  const { perRound } = result;
+  const lines: [string, number, number, readonly number[]][] = [
+    ['every guard: raw/Airlock CPU', result.cpu.guarded ?? Number.NaN, GUARDED_CPU_TARGET, perRound.guardedCpu],
+    ['SQLite: raw/Airlock CPU', result.cpu.sqlite ?? Number.NaN, SQLITE_CPU_TARGET, perRound.sqliteCpu],
+    ['PostgreSQL: raw/Airlock CPU', result.cpu.postgres ?? Number.NaN, POSTGRES_CPU_TARGET, perRound.postgresCpu],
+    ['every guard: req/s vs raw', result.guardedToRaw, GUARDED_REQ_TARGET, perRound.guardedToRaw],
+    ['every guard: last round / first', result.lastToFirst.guarded ?? Number.NaN, FLAT_TARGET, []],
+    ['every guard: req/s vs @a2a-js/sdk', result.guardedToSdk, SDK_MULTIPLE_TARGET, perRound.guardedToSdk],
   ];
-  for (const [label, value, target] of lines) {
-    console.log(`${label.padEnd(40)} ${formatRatio(value)}  (${verdict(value, target)})`);
+  for (const [label, value, target, rounds] of lines) {
+    console.log(
+      `${label.padEnd(40)} ${formatRatio(value)}  (${verdict(value, target)}${describeRounds(rounds, target)})`,
+    );
   }
   console.log(`${'echo, auth, no audit: raw/Airlock CPU'.padEnd(40)} ${formatRatio(result.cpu.airlock ?? Number.NaN)}`);
   console.log(`${'@a2a-js/sdk: raw/SDK CPU'.padEnd(40)} ${formatRatio(result.cpu.sdk ?? Number.NaN)}`);
+  if (!Number.isNaN(result.floorToSdk)) {
+    // Where the work by hand is itself under 6× the SDK, no structure of Airlock's reaches it.
+    console.log(`${'floor: req/s vs @a2a-js/sdk'.padEnd(40)} ${formatRatio(result.floorToSdk)}`);
+  }
   // The floor: the same work by hand in one function (bench/peers/floor-http.ts). Where it is
   // itself below a target, no structure of Airlock's can meet that target on this runtime.
   const floor = result.cpu.floor ?? Number.NaN;
@@ -195,6 +249,21 @@ export function printSummary(summaries: readonly ServerSummary[], result: Ratios
     const over = (result.cpu.sqlite ?? Number.NaN) / floorSqlite;
     console.log(`${'SQLite: floor/Airlock CPU'.padEnd(40)} ${formatRatio(over)}  (1.00× = no cost beyond the work)`);
   }
+}
+
+/**
+ * `; rounds 0.27–0.33×, 3 of 5 at target` (empty with fewer than two rounds).
+ *
+ * @example
+ * ```ts
+ * describeRounds([0.29, 0.31, 0.30], 0.3); // '; rounds 0.29–0.31×, 2 of 3 at target'
+ * ```
+ */
+export function describeRounds(values: readonly number[], target: number): string {
+  if (values.length < 2) return '';
+  const reached = values.filter((value) => value >= target).length;
+  const low = formatRatio(Math.min(...values)).replace('×', '');
+  return `; rounds ${low}–${formatRatio(Math.max(...values))}, ${reached} of ${values.length} at target`;
 }
 
 /** Prints a warning and returns false when any request failed. */
