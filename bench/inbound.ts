@@ -76,7 +76,7 @@ import {
 import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js';
 import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
-import { serveFiles } from '../src/server/reload/pid-file.js';
+import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 import { parseCollectorMode, type CollectorMode } from '../src/cli/collector.js';
 
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
@@ -218,8 +218,8 @@ let airlockGc: CollectorMode = 'auto';
  * default is what is measured (it serves from a second process with `--single-threaded-gc`,
  * src/cli/collector.ts); its CPU and RSS are read from the process that wrote the pid file.
  */
-function onServerCore(configPath: string): { startOnCore: number; pidFile: string } {
-  return { startOnCore: 0, pidFile: serveFiles(configPath).pid };
+function onServerCore(configPath: string): { startOnCore: number; servingPid: () => number | undefined } {
+  return { startOnCore: 0, servingPid: () => readServePid(serveFiles(configPath)) };
 }
 
 async function startAirlock(token: string, workDir: string, guarded: boolean): Promise<BenchServer> {

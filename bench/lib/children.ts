@@ -10,7 +10,6 @@
  * ```
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +39,11 @@ export interface ChildSpec {
    * where `taskset` does not run.
    */
   startOnCore?: number;
-  /** Airlock's pid file: the serving process's pid is read from it (not the one started). */
-  pidFile?: string;
+  /**
+   * The pid of the process that serves, once the listening line is out (Airlock's pid file,
+   * `readServePid`), when it is not the one started; undefined fails the start.
+   */
+  servingPid?: () => number | undefined;
 }
 
 export interface ChildServer {
@@ -93,13 +95,9 @@ export function startChild(spec: ChildSpec): Promise<ChildServer> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      let pid = child.pid;
-      try {
-        if (spec.pidFile !== undefined) pid = servingPid(spec.pidFile);
-      } catch (error) {
-        // Measuring the process started instead would read a supervisor's idle CPU as the server's.
-        return fail(`no serving pid in ${spec.pidFile}: ${(error as Error).message}`);
-      }
+      const pid = spec.servingPid === undefined ? child.pid : spec.servingPid();
+      // Measuring the process started instead would read a supervisor's idle CPU as the server's.
+      if (pid === undefined) return fail('no serving pid (its pid file holds none)');
       resolve(childServer(spec.name, baseUrl, line, child, pid, stderr.text));
     });
   });
@@ -109,13 +107,6 @@ let pinAtStart: boolean | undefined;
 function canPinAtStart(): boolean {
   pinAtStart ??= cpus().length > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   return pinAtStart;
-}
-
-/** The pid Airlock's serving process wrote (written before its listening line). Throws without one. */
-function servingPid(pidFile: string): number {
-  const pid = (JSON.parse(readFileSync(pidFile, 'utf8')) as { pid?: unknown }).pid;
-  if (typeof pid !== 'number') throw new Error('the file holds no pid');
-  return pid;
 }
 
 function childServer(

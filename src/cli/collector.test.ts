@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   availableCores,
   cgroupCpuQuota,
+  collectorFields,
   parseCfsQuota,
   parseCollectorMode,
   parseCpuMax,
@@ -106,6 +107,17 @@ describe('the collector plan of airlock serve', () => {
     assert.equal(parseCollectorMode('single-threaded'), 'single-threaded');
     assert.equal(parseCollectorMode('concurrent'), 'concurrent');
     for (const bad of ['', 'AUTO', 'single', 'parallel', ' auto']) assert.equal(parseCollectorMode(bad), undefined);
+  });
+
+  it('names the collector and why in the start-up lines', () => {
+    assert.deepEqual(collectorFields({ singleThreaded: true, reason: '1 core' }), {
+      gc: 'single-threaded',
+      gcReason: '1 core',
+    });
+    assert.deepEqual(collectorFields({ singleThreaded: false, reason: '--gc concurrent' }), {
+      gc: 'concurrent',
+      gcReason: '--gc concurrent',
+    });
   });
 });
 

@@ -96,6 +96,21 @@ export function planCollector(input: {
   };
 }
 
+/**
+ * The collector's fields of a start-up log line (`listening`, `workers_listening`).
+ *
+ * @example
+ * ```ts
+ * collectorFields({ singleThreaded: true, reason: '1 core' }); // { gc: 'single-threaded', gcReason: '1 core' }
+ * ```
+ */
+export function collectorFields(plan: Pick<CollectorPlan, 'singleThreaded' | 'reason'>): {
+  gc: 'single-threaded' | 'concurrent';
+  gcReason: string;
+} {
+  return { gc: plan.singleThreaded ? 'single-threaded' : 'concurrent', gcReason: plan.reason };
+}
+
 function formatCores(cores: number): string {
   return Number.isInteger(cores) ? String(cores) : cores.toFixed(2);
 }

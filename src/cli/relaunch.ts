@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * if (plan.relaunch) process.exitCode = await relaunchWith([SINGLE_THREADED_GC], plan.reason);
+ * const { plan, supervised, exitCode } = await planServeCollector('auto', 1);
  * ```
  */
 import { spawn } from 'node:child_process';

@@ -37,7 +37,7 @@ import { processInstanceId } from '../client/outbound-transport.js';
 import { tokenHints } from '../server/console/token-hints.js';
 import type { ToolHub } from '../tools/index.js';
 import cluster from 'node:cluster';
-import type { CollectorPlan } from './collector.js';
+import { collectorFields, type CollectorPlan } from './collector.js';
 import { reportWorkerListening, runWorkerPrimary, workerAuditFile, workerRole, type WorkerRole } from './workers.js';
 
 export interface ServeOptions {
@@ -298,10 +298,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     agents: config.agents.length,
     clients: config.clients.length,
     store: describeTaskStoreSpec(spec),
-    ...(options.collector !== undefined && {
-      gc: options.collector.singleThreaded ? 'single-threaded' : 'concurrent',
-      gcReason: options.collector.reason,
-    }),
+    ...(options.collector !== undefined && collectorFields(options.collector)),
   });
   const metricsUrl = gateway.metrics?.url;
   if (metricsUrl !== undefined) {

@@ -22,6 +22,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { AirlockError } from '../errors/index.js';
 import type { Logger } from '../server/log.js';
 import { removeServePid, serveFiles, writeServePid } from '../server/reload/pid-file.js';
+import { collectorFields } from './collector.js';
 
 /** The most workers one primary forks. */
 export const MAX_WORKERS = 256;
@@ -256,10 +257,7 @@ export async function runWorkerPrimary(options: WorkerPrimaryOptions): Promise<v
     event: 'workers_listening',
     workers,
     pids: [...byIndex.values()].map((worker) => worker.process.pid),
-    ...(options.gc !== undefined && {
-      gc: options.gc.singleThreaded ? 'single-threaded' : 'concurrent',
-      gcReason: options.gc.reason,
-    }),
+    ...(options.gc !== undefined && collectorFields(options.gc)),
   });
 }
 
