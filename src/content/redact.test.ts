@@ -8,6 +8,7 @@ import {
   SECRET_REPLACEMENT,
   redactContactDetails,
   redactSecrets,
+  secretForms,
 } from './redact.js';
 import { ADVERSARIAL_BUDGET_MS, ADVERSARIAL_INPUTS, hostileText, repeatTo, timeMs } from './arbitraries.test.js';
 
@@ -218,6 +219,26 @@ describe('redactSecrets: what is not redacted', () => {
     assert.equal(redactSecrets(`a ${TOKEN}`, [undefined, 42, TOKEN] as unknown as string[]).text, `a ${S}`);
     assert.deepEqual(redactSecrets('a', undefined as unknown as string[]), { text: 'a', redacted: 0 });
     assert.deepEqual(redactSecrets(undefined as unknown as string, [TOKEN]), { text: '', redacted: 0 });
+  });
+});
+
+describe('redactSecrets: what it derives from a list is kept per list', () => {
+  it('tells two lists apart even when one secret holds what would separate two', () => {
+    // A cache keyed by the secrets joined with NUL took the first list's matcher for the second,
+    // and the disguised form of 'abcdefgh' went through.
+    assert.equal(redactSecrets('a-b-c-d-e-f-g-h', ['abcdefgh\u0000ijklmnop']).redacted, 0);
+    assert.deepEqual(redactSecrets('a-b-c-d-e-f-g-h and abcdefgh', ['abcdefgh', 'ijklmnop']), {
+      text: `${S} and ${S}`,
+      redacted: 2,
+    });
+  });
+
+  it('derives the forms once for equal lists and hands out a frozen list', () => {
+    const first = secretForms([TOKEN]);
+    assert.equal(secretForms([TOKEN]), first);
+    assert.ok(Object.isFrozen(first.forms));
+    assert.throws(() => (first.forms as string[]).push('x'));
+    assert.notEqual(secretForms([TOKEN, 'another-secret-1234']), first);
   });
 });
 
