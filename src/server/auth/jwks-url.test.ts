@@ -193,6 +193,18 @@ describe('JwtAuthenticator: keys from a JWKS URL (guarded client, loopback serve
     assert.equal(await failure(jwt, await mint(k1)), 'no_matching_key');
   });
 
+  it('refuses a token it verified before, once its key has left the set (the verified tokens go with the old set)', async () => {
+    server.serveKeys(k1, k2);
+    const { jwt } = harness();
+    assert.equal(await jwt.ready(), true);
+    const token = await mint(k1);
+    assert.equal(await failure(jwt, token), 'ok');
+    assert.equal(await failure(jwt, token), 'ok');
+    server.serveKeys(k2);
+    assert.equal(await jwt.refreshKeys(), true);
+    assert.equal(await failure(jwt, token), 'no_matching_key');
+  });
+
   it('fetches at most once per 30 s however many unknown kids arrive', async () => {
     server.serveKeys(k1);
     const { jwt, advance } = harness();

@@ -23,6 +23,7 @@ import { claimChecks, verifySignedClaims } from './jwt/claims.js';
 import { localJwksResolver, pemResolver, type KeyResolver } from './jwt/local-keys.js';
 import { principalFromClaims, type JwtVerification, type PrincipalMapping } from './jwt/principal.js';
 import { RemoteKeySet, type JwtAuthenticatorOptions } from './jwt/remote-keys.js';
+import { VerifiedTokens } from './jwt/verified-tokens.js';
 
 export { MAX_ACTOR_DEPTH } from './jwt/actors.js';
 export type { JwtFailure } from './jwt/claims.js';
@@ -59,6 +60,9 @@ export class JwtAuthenticator {
   readonly #remote: RemoteKeySet | undefined;
   /** Where refusals are logged with their failure (the caller only ever sees a plain 401). */
   readonly #logger: JwtAuthenticatorOptions['logger'];
+  /** Tokens verified with the key set of `#generation` (`jwt/verified-tokens.ts`). */
+  readonly #verified: VerifiedTokens;
+  #generation = 0;
 
   /**
    * @param options only for a JWKS URL: how it is fetched (default: a guarded client from the
@@ -84,6 +88,7 @@ export class JwtAuthenticator {
     }
     this.#options = claimChecks(settings, algorithms);
     this.#logger = options.logger;
+    this.#verified = new VerifiedTokens(settings.clockToleranceSeconds);
   }
 
   /**
@@ -128,7 +133,8 @@ export class JwtAuthenticator {
 
   /**
    * Verifies a compact JWT and derives its principal and grants. Never rejects: every failure
-   * is a typed `{ ok: false, failure }`.
+   * is a typed `{ ok: false, failure }`. A token verified before with the same keys, whose time
+   * claims still pass, is answered from the cache of verified tokens.
    *
    * @example
    * ```ts
@@ -137,10 +143,19 @@ export class JwtAuthenticator {
    * ```
    */
   async verify(token: string): Promise<JwtVerification> {
+    const generation = this.#remote?.generation ?? 0;
+    if (generation !== this.#generation) {
+      this.#verified.clear();
+      this.#generation = generation;
+    }
+    const known = this.#verified.get(token, generation);
+    if (known !== undefined) return known;
     const checked = await verifySignedClaims(token, this.#key, this.#options);
     const verified = checked.ok ? principalFromClaims(checked.payload, this.#mapping) : checked;
     // The failure code only: never the token or a claim's value.
     if (!verified.ok) this.#logger?.warn({ event: 'jwt_refused', failure: verified.failure });
+    // Kept under the key set it started with: a set replaced meanwhile makes the entry stale.
+    else if (checked.ok) this.#verified.put(token, verified, checked.payload, generation);
     return verified;
   }
 

@@ -153,6 +153,9 @@ export class RemoteKeySet {
   readonly #stop = new AbortController();
   readonly ready: Promise<boolean>;
   #current: KeyResolver | undefined;
+  /** The keys of `#current`, as fetched: a refresh that brings the same keys is not a change. */
+  #currentKeys: string | undefined;
+  #generation = 0;
   #inflight: Promise<boolean> | undefined;
   #lastFetchAt = Number.NEGATIVE_INFINITY;
   #lastUnavailableLogAt = Number.NEGATIVE_INFINITY;
@@ -180,6 +183,15 @@ export class RemoteKeySet {
     this.ready = this.refresh();
     this.#timer = setInterval(() => void this.refresh(), Math.max(1, keys.refreshSeconds * 1000));
     this.#timer.unref();
+  }
+
+  /**
+   * Counts the key sets in use: it changes whenever a fetch brings keys that differ from the
+   * last ones (not when the same set is fetched again). What was verified with an earlier set
+   * must be verified again.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Resolves a token's key; on a missing key, fetches again (rate limited) and retries once. */
@@ -245,6 +257,11 @@ export class RemoteKeySet {
       if (this.#closed) return false;
       const first = this.#current === undefined;
       this.#current = resolver;
+      const keys = JSON.stringify(document.keys);
+      if (keys !== this.#currentKeys) {
+        this.#currentKeys = keys;
+        this.#generation++;
+      }
       if (first) this.#logger.info({ event: 'jwks_loaded', jwksOrigin: this.#origin, keys: document.keys.length });
       return true;
     } catch (error) {
