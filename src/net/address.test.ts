@@ -449,6 +449,17 @@ describe('isLoopbackHost, parseAllowEntry, isAllowed, carriedIPv4', () => {
     assert.equal(isAllowed('w.corp', '64:ff9b::a14:101', ['10.20.0.0/16']), false);
   });
 
+  test('allowlist entries parsed once decide as a fresh parse does, however many entries pass through', () => {
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 1500; i++) {
+        const range = `10.${i % 256}.0.0/16`;
+        assert.equal(isAllowed('x.corp', `10.${i % 256}.9.9`, ['bad entry', range]), true, range);
+        assert.equal(isAllowed('x.corp', `10.${(i + 1) % 256}.9.9`, [range, `h${i}.corp`]), false, range);
+        assert.equal(isAllowed(`h${i}.corp`, '10.0.0.1', [` H${i}.Corp `]), true);
+      }
+    }
+  });
+
   test('carried IPv4 addresses', () => {
     assert.deepEqual(carriedIPv4('::ffff:10.0.0.1'), ['10.0.0.1']);
     assert.deepEqual(carriedIPv4('64:ff9b::a00:1'), ['10.0.0.1']);

@@ -237,6 +237,25 @@ export function parseAllowEntry(entry: string): AllowEntry | undefined {
 }
 
 /**
+ * Allowlist entries as parsed (null: malformed), by their text: the list is configuration,
+ * checked on every connection to a private address, and parsing an entry costs several µs.
+ */
+const parsedEntries = new Map<string, AllowEntry | null>();
+const MAX_PARSED_ENTRIES = 1024;
+
+function allowEntryOf(raw: string): AllowEntry | undefined {
+  let entry = parsedEntries.get(raw);
+  if (entry === undefined) {
+    entry = parseAllowEntry(raw) ?? null;
+    if (raw.length <= 300) {
+      if (parsedEntries.size >= MAX_PARSED_ENTRIES) parsedEntries.clear();
+      parsedEntries.set(raw, entry);
+    }
+  }
+  return entry ?? undefined;
+}
+
+/**
  * True when a private destination is on the allowlist: the host by name, or the address inside
  * a listed address or range. IPv4-mapped forms match their IPv4 ranges (the same socket
  * destination); NAT64 and 6to4 forms match only ranges written in IPv6.
@@ -252,7 +271,7 @@ export function isAllowed(host: string, address: string, privateAllow: readonly 
   const parsed = parseAddress(address);
   const target = parsed === undefined ? undefined : unmapOnly(parsed);
   for (const raw of privateAllow) {
-    const entry = parseAllowEntry(raw);
+    const entry = allowEntryOf(raw);
     if (entry === undefined) continue; // fail closed: a malformed entry allows nothing
     if (entry.kind === 'host') {
       if (entry.host === name) return true;
