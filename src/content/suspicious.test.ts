@@ -278,3 +278,54 @@ describe('countSuspiciousPatterns: linear time', () => {
 function zero(): Record<SuspiciousCategory, number> {
   return Object.fromEntries(SUSPICIOUS_CATEGORIES.map((c) => [c, 0])) as Record<SuspiciousCategory, number>;
 }
+
+describe('countSuspiciousPatterns: encoding evasion found in one pass', () => {
+  /** The definition the one-pass scan keeps: each match of this pattern that looks like data. */
+  const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80,}={0,2}/g;
+  function base64RunsByPattern(text: string): number {
+    let n = 0;
+    for (const [run] of text.matchAll(BASE64_RUN)) {
+      let upper = 0;
+      let lower = 0;
+      let digits = 0;
+      for (const ch of run) {
+        if (ch >= 'A' && ch <= 'Z') upper++;
+        else if (ch >= 'a' && ch <= 'z') lower++;
+        else if (ch >= '0' && ch <= '9') digits++;
+      }
+      if (upper * 10 >= run.length && lower * 10 >= run.length && digits * 33 >= run.length) n++;
+    }
+    return n;
+  }
+  // Base64 runs of every length around the threshold, '=' runs, and separators; no '%', '\', '&'
+  // (escape runs) and nothing from U+00AD up (invisibles), so only base64 runs count.
+  const run = fc.string({ unit: fc.constantFrom(...'AbC0dE1fG2hI3jK4+/_-xyZ9'), minLength: 60, maxLength: 130 });
+  const piece = fc.oneof(run, fc.constantFrom('=', '==', '===', ' ', '.', '\n', 'a=b', ':'));
+
+  it('counts base64 runs exactly as the look-behind pattern does, for any mix of runs and separators', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const text = pieces.join('');
+        assert.equal(countSuspiciousPatterns(text).byCategory.encoding_evasion, base64RunsByPattern(text), text);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('takes at most two "=" into a run, as the pattern does (a third would tip this one under 10 % upper case)', () => {
+    const run = `${'A'.repeat(9)}${'b'.repeat(9)}000${'+'.repeat(67)}`; // 88 characters
+    for (const tail of ['', '=', '==', '===', '====']) {
+      const text = `${run}${tail} x`;
+      assert.equal(countSuspiciousPatterns(text).byCategory.encoding_evasion, base64RunsByPattern(text), tail);
+    }
+    assert.equal(base64RunsByPattern(`${run}===`), 1);
+  });
+
+  it('still counts invisible characters and tag runs that come after long plain text', () => {
+    const plain = 'plain words and numbers 0123 '.repeat(10);
+    assert.equal(countSuspiciousPatterns(`${plain}${'\u200b'.repeat(8)}`).byCategory.encoding_evasion, 1);
+    assert.equal(countSuspiciousPatterns(`${plain}\u00e9${'\u200b'.repeat(7)}`).byCategory.encoding_evasion, 0);
+    const tags = [...'hidden text'].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('');
+    assert.equal(countSuspiciousPatterns(`${plain}${tags}`).byCategory.encoding_evasion, 2);
+  });
+});

@@ -115,8 +115,11 @@ const EXFILTRATION = new RegExp(
   'g',
 );
 
-/** Base64/base64url runs long enough to hide a paragraph of instructions. Runs on case-preserved text. */
-const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80,}={0,2}/g;
+/**
+ * Base64/base64url runs at least this long can hide a paragraph of instructions. Runs on
+ * case-preserved text; found by {@link countBase64Runs}.
+ */
+const MIN_BASE64_RUN = 80;
 /** Long runs of byte escapes: `\x41\x42…`, `%41%42…`, `\u0041\u0042…`, `&#65;&#66;…`. */
 const ESCAPE_RUN = /(?:\\x[0-9a-f]{2}){16}|(?:%[0-9a-f]{2}){16}|(?:\\u[0-9a-f]{4}){12}|(?:&#x?[0-9a-f]{1,6};){12}/gi;
 /** This many suspicious invisible characters (see {@link countInvisibles}) counts as one evasion. */
@@ -201,12 +204,7 @@ function countMatches(pattern: RegExp, text: string): number {
 
 /** `encoding_evasion`: long mixed base64 runs, long escape runs, heavy or smuggling invisibles. */
 function countEncodingEvasion(raw: string): number {
-  let n = 0;
-  BASE64_RUN.lastIndex = 0;
-  for (let m = BASE64_RUN.exec(raw); m !== null; m = BASE64_RUN.exec(raw)) {
-    const run = m[0];
-    if (looksLikeBase64(run)) n++;
-  }
+  let n = countBase64Runs(raw);
   n += countMatches(ESCAPE_RUN, raw);
   const { invisible, tagRuns } = countInvisibles(raw);
   if (invisible >= INVISIBLE_THRESHOLD) n++;
@@ -232,8 +230,12 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
     }
     runLength = 0;
   };
+  // Nothing below U+00AD is invisible or a tag (see isInvisible): start at the first code unit
+  // that could be, which for most text is none.
+  const first = raw.search(FROM_SOFT_HYPHEN);
+  if (first === -1) return { invisible: 0, tagRuns: 0 };
   let prev = -1;
-  for (let i = 0; i < raw.length;) {
+  for (let i = first; i < raw.length;) {
     const cp = raw.codePointAt(i) ?? 0;
     if (cp >= 0xe0000 && cp <= 0xe007f) {
       if (runLength === 0) runAfterFlag = prev === 0x1f3f4;
@@ -249,6 +251,46 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
   }
   endRun();
   return { invisible, tagRuns };
+}
+
+/** A code unit from U+00AD up. */
+const FROM_SOFT_HYPHEN = /[\u00ad-\uffff]/;
+
+/** A character of the base64 or base64url alphabets (`A-Z a-z 0-9 + / _ -`). */
+function isBase64Char(code: number): boolean {
+  return (
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    (code >= 48 && code <= 57) ||
+    code === 43 ||
+    code === 47 ||
+    code === 95 ||
+    code === 45
+  );
+}
+
+/**
+ * Each whole run of at least {@link MIN_BASE64_RUN} base64 characters, with up to two `=` after
+ * it, that {@link looksLikeBase64}: what `/(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80,}={0,2}/g`
+ * matches, in one pass instead of a look-behind and a failed match at every word.
+ */
+function countBase64Runs(raw: string): number {
+  let n = 0;
+  const length = raw.length;
+  for (let i = 0; i < length;) {
+    if (!isBase64Char(raw.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < length && isBase64Char(raw.charCodeAt(i))) i++;
+    if (i - start < MIN_BASE64_RUN) continue;
+    let end = i;
+    while (end < length && end - i < 2 && raw.charCodeAt(end) === 0x3d) end++;
+    if (looksLikeBase64(raw.slice(start, end))) n++;
+    i = end;
+  }
+  return n;
 }
 
 /**
