@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { foldCodePoint, foldForDetection, isInvisible } from './fold.js';
+import { collapseWhitespace, foldCodePoint, foldForDetection, isInvisible } from './fold.js';
 import { INVISIBLES } from './arbitraries.test.js';
 
 describe('isInvisible', () => {
@@ -81,5 +81,42 @@ describe('foldForDetection', () => {
         assert.equal(typeof foldForDetection(s + lone + s), 'string');
       }),
     );
+  });
+});
+
+describe('collapseWhitespace', () => {
+  const reference = (text: string): string => text.replace(/\s+/g, ' ');
+  const spacey = fc.string({
+    unit: fc.constantFrom(
+      ' ',
+      '  ',
+      '\t',
+      '\n',
+      '\r\n',
+      '\u00a0',
+      '\u2028',
+      '\u3000',
+      '\ufeff',
+      '\v',
+      'a',
+      'b',
+      '😀',
+      '\u200b',
+    ),
+    maxLength: 40,
+  });
+
+  it('gives what replacing every \\s+ run with one space gives, for any text', () => {
+    fc.assert(
+      fc.property(fc.oneof(spacey, fc.string({ unit: 'binary', maxLength: 40 })), (text) => {
+        assert.equal(collapseWhitespace(text), reference(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves single spaces alone and collapses the rest', () => {
+    assert.equal(collapseWhitespace('ignore\n\n  all\tprevious instructions'), 'ignore all previous instructions');
+    assert.equal(collapseWhitespace(' a \u00a0b\n'), ' a b ');
   });
 });

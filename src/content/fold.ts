@@ -192,3 +192,20 @@ export function foldForDetection(text: string): string {
   }
   return parts.join('');
 }
+
+/**
+ * Every run of white space (`\s`: spaces, tabs, line breaks, no-break and other Unicode spaces)
+ * made one space: what `text.replace(/\s+/g, ' ')` gives, without replacing each single space by
+ * another (in ordinary prose every word gap is a match, and the copy cost 5 µs a KB).
+ *
+ * @example
+ * ```ts
+ * collapseWhitespace('ignore\n\n  all\tprevious'); // 'ignore all previous'
+ * ```
+ */
+export function collapseWhitespace(text: string): string {
+  return text.replace(WHITESPACE_TO_COLLAPSE, ' ');
+}
+
+/** A run of two or more, or one that is not a plain space: the runs `\s+` changes. */
+const WHITESPACE_TO_COLLAPSE = /\s{2,}|[^\S ]/g;

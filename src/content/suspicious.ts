@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { foldForDetection, isInvisible } from './fold.js';
+import { collapseWhitespace, foldForDetection, isInvisible } from './fold.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -127,7 +127,6 @@ const INVISIBLE_THRESHOLD = 8;
 /** An emoji subdivision flag carries at most this many tag characters (e.g. 'gbsct' + cancel tag). */
 const MAX_FLAG_TAGS = 7;
 
-const WHITESPACE_RUN = /\s+/g;
 const APOSTROPHES = /[\u2018\u2019\u02bc]/g;
 
 /**
@@ -175,7 +174,8 @@ export function countSuspiciousPatterns(text: string): SuspiciousCounts {
   let raw = truncated ? input.slice(0, MAX_SCAN_CHARS) : input;
   if (truncated && isHighSurrogate(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
 
-  const normalised = foldForDetection(raw).replace(APOSTROPHES, "'").replace(WHITESPACE_RUN, ' ');
+  const folded = foldForDetection(raw).replace(APOSTROPHES, "'");
+  const normalised = collapseWhitespace(folded);
   const byCategory: Record<SuspiciousCategory, number> = {
     ignore_instructions: countMatches(IGNORE_INSTRUCTIONS, normalised),
     reveal_prompt: countMatches(REVEAL_PROMPT, normalised),
@@ -256,17 +256,13 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
 /** A code unit from U+00AD up. */
 const FROM_SOFT_HYPHEN = /[\u00ad-\uffff]/;
 
-/** A character of the base64 or base64url alphabets (`A-Z a-z 0-9 + / _ -`). */
+/** 1 for the characters of the base64 and base64url alphabets (`A-Z a-z 0-9 + / _ -`), by code. */
+const BASE64_CHAR = new Uint8Array(128);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-')
+  BASE64_CHAR[ch.charCodeAt(0)] = 1;
+
 function isBase64Char(code: number): boolean {
-  return (
-    (code >= 65 && code <= 90) ||
-    (code >= 97 && code <= 122) ||
-    (code >= 48 && code <= 57) ||
-    code === 43 ||
-    code === 47 ||
-    code === 95 ||
-    code === 45
-  );
+  return code < 128 && BASE64_CHAR[code] === 1;
 }
 
 /**
