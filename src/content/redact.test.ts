@@ -233,6 +233,19 @@ describe('redactSecrets: what it derives from a list is kept per list', () => {
     });
   });
 
+  it('never throws on a list holding what JSON cannot write (non-strings are ignored)', () => {
+    const odd = [
+      1n,
+      {
+        toJSON: () => {
+          throw new Error('boom');
+        },
+      },
+      TOKEN,
+    ] as unknown as string[];
+    assert.equal(redactSecrets(`a ${TOKEN}`, odd).text, `a ${S}`);
+  });
+
   it('derives the forms once for equal lists and hands out a frozen list', () => {
     const first = secretForms([TOKEN]);
     assert.equal(secretForms([TOKEN]), first);

@@ -167,15 +167,20 @@ export function redactSecrets(text: string, secrets: readonly string[]): RedactR
 /**
  * What redaction derives from a list of secrets, built once per list: `redactSecrets` is called
  * with the same few lists over and over (a remote's reply filter once per chunk), and deriving
- * the forms alone costs about 10 µs per secret. Keyed by the list's JSON text, which no two
+ * the forms alone costs about 10 µs per secret. Keyed by the list's strings as JSON, which no two
  * different lists share (joining with a separator would let `['a\u0000b']` stand for `['a', 'b']`).
  */
 const matchers = new Map<string, ObfuscationMatcher>();
 const formsByList = new Map<string, { readonly forms: readonly string[]; readonly ignored: number }>();
 const MAX_CACHED_LISTS = 32;
 
+/** Each string entry as JSON (quoted, escaped), anything else as `_` (ignored when deriving): never throws. */
 function listKey(secrets: readonly string[]): string {
-  return JSON.stringify(secrets) ?? '';
+  if (!Array.isArray(secrets)) return '';
+  let key = '';
+  for (const secret of secrets as readonly unknown[])
+    key += typeof secret === 'string' ? `${JSON.stringify(secret)},` : '_,';
+  return key;
 }
 
 function remember<T>(cache: Map<string, T>, key: string, value: T): T {
