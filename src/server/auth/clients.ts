@@ -10,9 +10,9 @@
  * const outcome = auth.authenticate({ authorization: req.headers.authorization }, 'echo', isLoopback, false);
  * ```
  */
-import crypto, { timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { ClientEntry } from '../../config/load.js';
-import { hashToken } from '../../config/tokens.js';
+import { tokenDigestHex } from '../../config/tokens.js';
 import { makePrincipal, type Principal } from '../../identity/principal.js';
 import type { AuthOutcome } from './outcome.js';
 
@@ -42,17 +42,6 @@ const ANONYMOUS_ID = '*anonymous';
 // Refusals carry no per-request data: one frozen object each, nothing allocated per refusal.
 const MISSING: AuthOutcome = Object.freeze({ ok: false, status: 401, reason: 'missing_credentials' });
 const INVALID: AuthOutcome = Object.freeze({ ok: false, status: 401, reason: 'invalid_credentials' });
-
-/**
- * One-shot `crypto.hash` (Node 20.12+): the same SHA-256 digest of the token's UTF-8 bytes as
- * `hashToken`, without a Hash object per request. Older Node versions use `hashToken`.
- */
-const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
-
-/** The hex SHA-256 digest of a presented token, as `hashToken(token).toString('hex')`. */
-function tokenDigestHex(token: string): string {
-  return oneShotHash === undefined ? hashToken(token).toString('hex') : oneShotHash('sha256', token, 'hex');
-}
 
 /**
  * The token of an `Authorization: Bearer <token>` header, or undefined when the header is not a

@@ -24,8 +24,8 @@
  * verified.put(token, verification, payload, keysGeneration);
  * ```
  */
-import crypto, { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import { tokenDigestHex } from '../../../config/tokens.js';
 import type { JwtVerification } from './principal.js';
 
 /** Most tokens kept. */
@@ -43,15 +43,6 @@ interface Entry {
   readonly exp: number | undefined;
   readonly nbf: number | undefined;
   readonly iat: number | undefined;
-}
-
-/** One-shot `crypto.hash` (Node 20.12+) when present. */
-const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
-
-function digestOf(token: string): string {
-  return oneShotHash === undefined
-    ? createHash('sha256').update(token, 'utf8').digest('base64')
-    : oneShotHash('sha256', token, 'base64');
 }
 
 const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
@@ -91,7 +82,7 @@ export class VerifiedTokens {
    */
   get(token: string, generation: number): Verified | undefined {
     if (this.#entries.size === 0) return undefined;
-    const digest = digestOf(token);
+    const digest = tokenDigestHex(token);
     const entry = this.#entries.get(digest);
     if (entry === undefined) return undefined;
     if (entry.generation !== generation || !this.#timely(entry)) {
@@ -103,7 +94,7 @@ export class VerifiedTokens {
 
   /** Keeps a successful verification of `token` (its payload for the time claims). */
   put(token: string, verification: Verified, payload: JWTPayload, generation: number): void {
-    const digest = digestOf(token);
+    const digest = tokenDigestHex(token);
     const principalKey = verification.principal.key;
     const existing = this.#entries.get(digest);
     if (existing !== undefined) this.#drop(digest, existing.principalKey);
