@@ -33,15 +33,17 @@
  */
 import crypto, { createHash } from 'node:crypto';
 import type { AuditEvent } from './events.js';
+import type { RowBuffer } from './row-buffer.js';
 import { assertAuditSafe, AuditUnsafeEventError } from './safety.js';
 
 /** One-shot `crypto.hash` (Node 20.12+) when present: no Hash object per row. */
 const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
 
-function sha256Hex(text: string): string {
-  return oneShotHash === undefined
-    ? createHash('sha256').update(text, 'utf8').digest('hex')
-    : oneShotHash('sha256', text, 'hex');
+function sha256Hex(data: string | Buffer): string {
+  if (oneShotHash !== undefined) return oneShotHash('sha256', data, 'hex');
+  return typeof data === 'string'
+    ? createHash('sha256').update(data, 'utf8').digest('hex')
+    : createHash('sha256').update(data).digest('hex');
 }
 
 /** `prev` of the first row of a file. */
@@ -106,6 +108,40 @@ export function encodeLine(head: Readonly<ChainHead>, event: AuditEvent): Omit<E
     throw new AuditUnsafeEventError('', `row longer than ${MAX_LINE_BYTES} bytes`);
   }
   return { seq, hash, line };
+}
+
+/**
+ * {@link encodeRow} written in place: the row that follows `head`, with its newline, appended
+ * to `rows`, the same bytes `encodeRow` gives. The body is hashed where it lies, so group commit
+ * makes no string per row and no joined copy of the batch. Returns the new head; on a throw
+ * nothing is appended.
+ *
+ * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES`
+ *
+ * @example
+ * ```ts
+ * const rows = new RowBuffer();
+ * const head = appendRow(rows, GENESIS_HEAD, event); // head.seq === 1
+ * rows.bytes().equals(encodeRow(GENESIS_HEAD, event).bytes); // true
+ * ```
+ */
+export function appendRow(rows: RowBuffer, head: Readonly<ChainHead>, event: AuditEvent): ChainHead {
+  assertAuditSafe(event);
+  const seq = head.seq + 1;
+  const fields = JSON.stringify(event);
+  const start = rows.length;
+  // The same text as encodeLine's body, written as UTF-8 where the row goes (a UTF-16 code
+  // unit takes at most 3 bytes; JSON.stringify escapes lone surrogates), then the suffix.
+  const prefix = `{"seq":${seq},"prev":${JSON.stringify(head.hash)}${fields.length > 2 ? ',' : ''}`;
+  const buffer = rows.reserve((prefix.length + fields.length) * 3 + SUFFIX_LENGTH + 1);
+  let end = start + buffer.write(prefix, start, 'utf8');
+  end += buffer.write(fields.slice(1), end, 'utf8');
+  const hash = sha256Hex(buffer.subarray(start, end));
+  end -= 1; // the body's closing brace: the hash goes before it
+  end += buffer.write(`${HASH_KEY}${hash}"}\n`, end, 'latin1');
+  if (end - start - 1 > MAX_LINE_BYTES) throw new AuditUnsafeEventError('', `row longer than ${MAX_LINE_BYTES} bytes`);
+  rows.commit(end);
+  return { seq, hash };
 }
 
 export type LineProblem = 'bad_format' | 'bad_hash' | 'bad_json';

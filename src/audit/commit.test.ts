@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { encodeLine, GENESIS_HEAD } from './chain.js';
 import { auditTime, type AuditEvent } from './events.js';
 import { JsonlAuditSink } from './jsonl.js';
 import { AuditWriteError } from './sink.js';
@@ -97,11 +98,16 @@ describe('JsonlAuditSink with group commit', () => {
     { skip: !existsSync('/dev/full') },
     async () => {
       const reported: AuditWriteError[] = [];
+      const lost: string[][] = [];
       const sink = new JsonlAuditSink('/dev/full', {
         groupCommit: true,
-        onCommitError: (error) => reported.push(error),
+        onCommitError: (error, lines) => {
+          reported.push(error);
+          lost.push([...lines]);
+        },
       });
-      sink.write(submitted('t-1'));
+      const first = submitted('t-1');
+      sink.write(first);
       assert.equal(sink.head.seq, 1, 'chained at once');
       await assert.rejects(sink.committed()!, (error: unknown) => {
         assert.ok(error instanceof AuditWriteError);
@@ -109,6 +115,8 @@ describe('JsonlAuditSink with group commit', () => {
         return true;
       });
       assert.equal(reported.length, 1);
+      // The lost rows are reported as the lines they were: whole, chained, without newlines.
+      assert.deepEqual(lost[0], [encodeLine(GENESIS_HEAD, first).line]);
       assert.equal(sink.head.seq, 0, 'the row that never reached the file is not in the chain');
       // Nobody waiting: still no unhandled rejection, still reported.
       sink.write(submitted('t-2'));

@@ -10,14 +10,19 @@
  *
  * The write itself stays synchronous (`writeSync` in the sink): nothing is appended while a batch
  * is written, so a failed batch is all there is to undo, and no thread-pool hop is paid per batch.
+ * The rows are encoded straight into the batch's bytes (`appendRow`), one buffer reused batch
+ * after batch.
  *
  * @example
  * ```ts
- * const commit = new GroupCommit((lines) => writeAll(fd, lines), (error) => log(error));
- * commit.append(row.line);
+ * const commit = new GroupCommit((bytes) => writeAll(fd, bytes), (error) => log(error));
+ * head = commit.append(head, event);
  * await commit.committed(); // the row is in the file (rejects with the write's AuditWriteError)
  * ```
  */
+import { appendRow, type ChainHead } from './chain.js';
+import type { AuditEvent } from './events.js';
+import { RowBuffer } from './row-buffer.js';
 import type { AuditWriteError } from './sink.js';
 
 /** The caller waiting on one batch. */
@@ -28,45 +33,50 @@ interface Waiters {
 }
 
 export class GroupCommit {
-  readonly #write: (lines: readonly string[]) => void;
+  readonly #write: (bytes: Buffer) => void;
   readonly #onError: (error: AuditWriteError, lines: readonly string[]) => void;
-  /** The rows of the open batch (lines without their newline). */
-  #lines: string[] = [];
+  /** The rows of the open batch, encoded. */
+  readonly #rows = new RowBuffer();
   /** Made when someone first asks for the open batch's commit point, not per row. */
   #waiters: Waiters | undefined;
   #scheduled = false;
   #batches = 0;
-  #rows = 0;
+  /** Rows written, in all batches. */
+  #written = 0;
 
   /**
-   * @param write writes the lines (each followed by a newline) in one write, or throws
-   *   `AuditWriteError` having undone any part of them that reached the output
-   * @param onError told of a batch that failed, with its rows (its waiters are rejected too)
+   * @param write writes the batch's bytes (whole rows, each with its newline) in one write, or
+   *   throws `AuditWriteError` having undone any part of them that reached the output
+   * @param onError told of a batch that failed, with its rows as lines (its waiters are rejected too)
    */
-  constructor(
-    write: (lines: readonly string[]) => void,
-    onError: (error: AuditWriteError, lines: readonly string[]) => void,
-  ) {
+  constructor(write: (bytes: Buffer) => void, onError: (error: AuditWriteError, lines: readonly string[]) => void) {
     this.#write = write;
     this.#onError = onError;
   }
 
   /** Batches written so far (one write each), and the rows in them. */
   get stats(): { batches: number; rows: number } {
-    return { batches: this.#batches, rows: this.#rows };
+    return { batches: this.#batches, rows: this.#written };
   }
 
   /** Rows appended and not yet written. */
   get pending(): number {
-    return this.#lines.length;
+    return this.#rows.rows;
   }
 
-  /** Adds a row to the open batch; the batch is written at the end of this turn. */
-  append(line: string): void {
-    this.#lines.push(line);
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    setImmediate(this.#flushScheduled);
+  /**
+   * Adds the row that follows `head` to the open batch, written at the end of this turn.
+   * Returns the new head.
+   *
+   * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES` (nothing added)
+   */
+  append(head: Readonly<ChainHead>, event: AuditEvent): ChainHead {
+    const next = appendRow(this.#rows, head, event);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flushScheduled);
+    }
+    return next;
   }
 
   /**
@@ -75,7 +85,7 @@ export class GroupCommit {
    * One promise per batch, however many callers wait on it.
    */
   committed(): Promise<void> | undefined {
-    if (this.#lines.length === 0) return undefined;
+    if (this.#rows.rows === 0) return undefined;
     if (this.#waiters === undefined) {
       let resolve!: () => void;
       let reject!: (error: AuditWriteError) => void;
@@ -93,21 +103,25 @@ export class GroupCommit {
 
   /** Writes the open batch now (close, shutdown). Returns the write's error, if it failed. */
   flush(): AuditWriteError | undefined {
-    const lines = this.#lines;
+    const rows = this.#rows;
     const waiters = this.#waiters;
-    if (lines.length === 0) return undefined;
-    this.#lines = [];
+    const count = rows.rows;
+    if (count === 0) return undefined;
     this.#waiters = undefined;
     try {
-      this.#write(lines);
+      // Synchronous: no row is appended while the batch is written.
+      this.#write(rows.bytes());
     } catch (error) {
       const failure = error as AuditWriteError;
+      const lines = rows.lines();
+      rows.clear();
       waiters?.reject(failure);
       this.#onError(failure, lines);
       return failure;
     }
+    rows.clear();
     this.#batches += 1;
-    this.#rows += lines.length;
+    this.#written += count;
     waiters?.resolve();
     return undefined;
   }

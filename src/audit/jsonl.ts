@@ -59,7 +59,7 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { GroupCommit } from './commit.js';
-import { checkLine, encodeLine, encodeRow, GENESIS_HEAD, MAX_LINE_BYTES, type ChainHead } from './chain.js';
+import { checkLine, encodeRow, GENESIS_HEAD, MAX_LINE_BYTES, type ChainHead } from './chain.js';
 import type { AuditEvent } from './events.js';
 import { AuditWriteError, errnoOf, type AuditSink } from './sink.js';
 
@@ -148,7 +148,7 @@ export class JsonlAuditSink implements AuditSink {
     const onCommitError = options.onCommitError;
     this.#commit =
       options.groupCommit === true
-        ? new GroupCommit((lines) => this.#writeBatch(lines), onCommitError ?? (() => undefined))
+        ? new GroupCommit((bytes) => this.#writeBatch(bytes), onCommitError ?? (() => undefined))
         : undefined;
   }
 
@@ -270,9 +270,7 @@ export class JsonlAuditSink implements AuditSink {
       });
     }
     if (this.#commit !== undefined) {
-      const row = encodeLine(this.#head, event);
-      this.#commit.append(row.line);
-      this.#head = { seq: row.seq, hash: row.hash };
+      this.#head = this.#commit.append(this.#head, event);
       return;
     }
     const row = encodeRow(this.#head, event);
@@ -291,10 +289,9 @@ export class JsonlAuditSink implements AuditSink {
   }
 
   /** One batch, in one write (group commit). A failure is undone and the head goes back. */
-  #writeBatch(lines: readonly string[]): void {
+  #writeBatch(bytes: Buffer): void {
     const fd = this.#fd;
     if (fd === undefined) throw new AuditWriteError('write', 'closed', `${this.path} is closed`);
-    const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
     let written = 0;
     try {
       if (this.#unusable !== undefined) throw this.#unusable;
