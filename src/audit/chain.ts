@@ -31,20 +31,10 @@
  * checkLine(row.bytes.subarray(0, -1));       // { ok: true, seq: 1, prev: '000…', hash: row.hash }
  * ```
  */
-import crypto, { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 import type { AuditEvent } from './events.js';
-import type { RowBuffer } from './row-buffer.js';
+import { RowBuffer } from './row-buffer.js';
 import { assertAuditSafe, AuditUnsafeEventError } from './safety.js';
-
-/** One-shot `crypto.hash` (Node 20.12+) when present: no Hash object per row. */
-const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
-
-function sha256Hex(data: string | Buffer): string {
-  if (oneShotHash !== undefined) return oneShotHash('sha256', data, 'hex');
-  return typeof data === 'string'
-    ? createHash('sha256').update(data, 'utf8').digest('hex')
-    : createHash('sha256').update(data).digest('hex');
-}
 
 /** `prev` of the first row of a file. */
 export const GENESIS_PREV = '0'.repeat(64);
@@ -77,44 +67,40 @@ const CLOSE_BRACE = Buffer.from('}', 'latin1');
 const QUOTE = 0x22;
 const BRACE = 0x7d;
 
+/** Where the one-row encoders write: {@link appendRow} is the only writer of the row format. */
+const scratch = new RowBuffer();
+
 /**
- * The row that follows `head`. Runs `assertAuditSafe` first: every sink writes through here,
- * so no sink can skip the guard.
+ * The row that follows `head`. Runs `assertAuditSafe` first: every sink writes through here
+ * (or through {@link appendRow}, which this calls), so no sink can skip the guard.
  *
  * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES`
  */
 export function encodeRow(head: Readonly<ChainHead>, event: AuditEvent): EncodedRow {
-  const { seq, hash, line } = encodeLine(head, event);
-  return { seq, hash, line, bytes: Buffer.from(`${line}\n`, 'utf8') };
+  try {
+    const { seq, hash } = appendRow(scratch, head, event);
+    const bytes = Buffer.from(scratch.bytes());
+    return { seq, hash, line: bytes.toString('utf8', 0, bytes.length - 1), bytes };
+  } finally {
+    scratch.clear();
+  }
 }
 
 /**
- * {@link encodeRow} without the bytes: for the sinks that write many rows in one buffer
- * (group commit), one encoding per batch instead of one per row.
+ * {@link encodeRow} without the bytes: the row as a string, for whoever keeps rows as text.
  *
  * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES`
  */
 export function encodeLine(head: Readonly<ChainHead>, event: AuditEvent): Omit<EncodedRow, 'bytes'> {
-  assertAuditSafe(event);
-  const seq = head.seq + 1;
-  // The same text as JSON.stringify({ seq, prev, ...event }) (the event may not carry `seq` or
-  // `prev`: assertAuditSafe refuses unknown keys), without copying the event first.
-  const fields = JSON.stringify(event);
-  const body = `{"seq":${seq},"prev":${JSON.stringify(head.hash)}${fields.length > 2 ? ',' : ''}${fields.slice(1)}`;
-  const hash = sha256Hex(body);
-  const line = `${body.slice(0, -1)}${HASH_KEY}${hash}"}`;
-  // Only a line of more than MAX_LINE_BYTES / 3 characters can have too many UTF-8 bytes.
-  if (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) {
-    throw new AuditUnsafeEventError('', `row longer than ${MAX_LINE_BYTES} bytes`);
-  }
+  const { seq, hash, line } = encodeRow(head, event);
   return { seq, hash, line };
 }
 
 /**
- * {@link encodeRow} written in place: the row that follows `head`, with its newline, appended
- * to `rows`, the same bytes `encodeRow` gives. The body is hashed where it lies, so group commit
- * makes no string per row and no joined copy of the batch. Returns the new head; on a throw
- * nothing is appended.
+ * The row that follows `head`, with its newline, appended to `rows`: the one writer of the row
+ * format (steps 1–3 above). The body is written as UTF-8 and hashed where it lies, so group
+ * commit makes no string per row and no joined copy of the batch. Returns the new head; on a
+ * throw nothing is appended.
  *
  * @throws AuditUnsafeEventError for an unsafe event or a row over `MAX_LINE_BYTES`
  *
@@ -130,13 +116,16 @@ export function appendRow(rows: RowBuffer, head: Readonly<ChainHead>, event: Aud
   const seq = head.seq + 1;
   const fields = JSON.stringify(event);
   const start = rows.length;
-  // The same text as encodeLine's body, written as UTF-8 where the row goes (a UTF-16 code
-  // unit takes at most 3 bytes; JSON.stringify escapes lone surrogates), then the suffix.
+  // The body is JSON.stringify({ seq, prev, ...event }) (the event may not carry `seq` or
+  // `prev`: assertAuditSafe refuses unknown keys), without copying the event: written as UTF-8
+  // where the row goes (a UTF-16 code unit takes at most 3 bytes; JSON.stringify escapes lone
+  // surrogates), then hashed there, then its closing brace replaced by the hash suffix.
   const prefix = `{"seq":${seq},"prev":${JSON.stringify(head.hash)}${fields.length > 2 ? ',' : ''}`;
   const buffer = rows.reserve((prefix.length + fields.length) * 3 + SUFFIX_LENGTH + 1);
   let end = start + buffer.write(prefix, start, 'utf8');
   end += buffer.write(fields.slice(1), end, 'utf8');
-  const hash = sha256Hex(buffer.subarray(start, end));
+  // One-shot `crypto.hash` (Node 20.12+, the engines floor): no Hash object per row.
+  const hash = oneShotHash('sha256', buffer.subarray(start, end), 'hex');
   end -= 1; // the body's closing brace: the hash goes before it
   end += buffer.write(`${HASH_KEY}${hash}"}\n`, end, 'latin1');
   if (end - start - 1 > MAX_LINE_BYTES) throw new AuditUnsafeEventError('', `row longer than ${MAX_LINE_BYTES} bytes`);

@@ -1,8 +1,10 @@
 /**
- * Rows written in place (`appendRow` into a `RowBuffer`, what group commit does) are the bytes
- * `encodeRow` gives, row after row, whatever the event holds; a refused event adds nothing.
+ * Rows written in place (`appendRow` into a `RowBuffer`, what group commit does, and what
+ * `encodeRow` copies out) are the rows the format in chain.ts defines, computed here the plain
+ * way, row after row, whatever the event holds; a refused event adds nothing.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { appendRow, checkLine, encodeRow, GENESIS_HEAD, type ChainHead } from './chain.js';
@@ -29,8 +31,16 @@ const completed = fc.record(
   { requiredKeys: ['type', 'time', 'outcome', 'client', 'agent', 'taskId', 'contextId', 'outputChars'] },
 ) as fc.Arbitrary<AuditEvent>;
 
+/** The row the format defines: body = JSON of { seq, prev, ...event }, its SHA-256 before the closing brace. */
+function specifiedRow(head: ChainHead, event: AuditEvent): { head: ChainHead; bytes: Buffer } {
+  const seq = head.seq + 1;
+  const body = JSON.stringify({ seq, prev: head.hash, ...event });
+  const hash = createHash('sha256').update(body, 'utf8').digest('hex');
+  return { head: { seq, hash }, bytes: Buffer.from(`${body.slice(0, -1)},"hash":"${hash}"}\n`, 'utf8') };
+}
+
 describe('appendRow', () => {
-  it('writes the bytes encodeRow gives, chained row after row, across the buffer growing', () => {
+  it('writes the rows the format defines, chained row after row, across the buffer growing; encodeRow gives each alone', () => {
     fc.assert(
       fc.property(fc.array(completed, { minLength: 1, maxLength: 120 }), fc.nat({ max: 1e9 }), (events, seq0) => {
         const rows = new RowBuffer();
@@ -38,9 +48,12 @@ describe('appendRow', () => {
         let expected = head;
         const parts: Buffer[] = [];
         for (const event of events) {
-          const row = encodeRow(expected, event);
+          const alone = encodeRow(expected, event);
+          const row = specifiedRow(expected, event);
+          assert.ok(alone.bytes.equals(row.bytes));
+          assert.equal(`${alone.line}\n`, row.bytes.toString('utf8'));
           parts.push(row.bytes);
-          expected = { seq: row.seq, hash: row.hash };
+          expected = row.head;
           head = appendRow(rows, head, event);
           assert.deepEqual(head, expected);
         }
@@ -77,7 +90,7 @@ describe('appendRow', () => {
     assert.equal(rows.length, 0);
     assert.deepEqual(rows.lines(), []);
     appendRow(rows, GENESIS_HEAD, event);
-    assert.ok(rows.bytes().equals(encodeRow(GENESIS_HEAD, event).bytes));
+    assert.ok(rows.bytes().equals(specifiedRow(GENESIS_HEAD, event).bytes));
   });
 
   it('an unsafe event is refused and adds nothing', () => {

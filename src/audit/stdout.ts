@@ -21,8 +21,9 @@
  */
 import { writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { encodeRow, GENESIS_HEAD, type ChainHead } from './chain.js';
+import { appendRow, GENESIS_HEAD, type ChainHead } from './chain.js';
 import type { AuditEvent } from './events.js';
+import { RowBuffer } from './row-buffer.js';
 import { AuditWriteError, errnoOf, type AuditSink } from './sink.js';
 
 export interface StdoutAuditSinkOptions {
@@ -34,6 +35,8 @@ export class StdoutAuditSink implements AuditSink {
   readonly #target: number | Writable;
   readonly #blockedTimeoutMs: number;
   #head: ChainHead = { ...GENESIS_HEAD };
+  /** The row being written: encoded in place, written from there (a stream gets a copy). */
+  readonly #row = new RowBuffer();
   #closed = false;
   #failure: AuditWriteError | undefined;
 
@@ -56,10 +59,14 @@ export class StdoutAuditSink implements AuditSink {
     if (this.#failure !== undefined) {
       throw new AuditWriteError('write', 'unusable', 'the audit output failed earlier', { cause: this.#failure });
     }
-    const row = encodeRow(this.#head, event);
-    if (typeof this.#target === 'number') this.#writeFd(this.#target, row.bytes);
-    else this.#writeStream(this.#target, row.bytes);
-    this.#head = { seq: row.seq, hash: row.hash };
+    try {
+      const next = appendRow(this.#row, this.#head, event);
+      if (typeof this.#target === 'number') this.#writeFd(this.#target, this.#row.bytes());
+      else this.#writeStream(this.#target, Buffer.from(this.#row.bytes()));
+      this.#head = next;
+    } finally {
+      this.#row.clear();
+    }
   }
 
   close(): void {

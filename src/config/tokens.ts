@@ -8,7 +8,7 @@
  * const digest = hashToken(token.value);
  * ```
  */
-import crypto, { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
@@ -31,12 +31,9 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
 }
 
-/** One-shot `crypto.hash` (Node 20.12+) when present: no Hash object per call. */
-const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
-
 /**
- * The hex SHA-256 digest of a presented token, as `hashToken(token).toString('hex')`, made
- * without a Hash object per request where Node has the one-shot `crypto.hash`.
+ * The hex SHA-256 digest of a presented token, as `hashToken(token).toString('hex')`, made with
+ * the one-shot `crypto.hash` (Node 20.12+, the engines floor): no Hash object per request.
  *
  * @example
  * ```ts
@@ -44,7 +41,7 @@ const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
  * ```
  */
 export function tokenDigestHex(token: string): string {
-  return oneShotHash === undefined ? hashToken(token).toString('hex') : oneShotHash('sha256', token, 'hex');
+  return hash('sha256', token, 'hex');
 }
 
 export function resolveToken(source: TokenSourceConfig, env: NodeJS.ProcessEnv, key: string): ResolvedToken {
