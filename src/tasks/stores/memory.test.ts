@@ -18,7 +18,7 @@ import type { TaskQuery } from '../store.js';
 import { CapacityError } from '../policy.js';
 import { MemoryTaskStore } from './memory.js';
 import type { MemoryStoreEvent, MemoryTaskStoreOptions } from './memory.js';
-import { taskBytes } from './memory/bytes.js';
+import { heldBytes, taskBytes } from './memory/bytes.js';
 
 const BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
 const HOUR_MS = 60 * 60_000;
@@ -945,6 +945,34 @@ describe('MemoryTaskStore fair shares (issue 16)', () => {
     const { store: small } = makeStore({ maxBytes: 5_000 });
     await small.put('alice@echo', big('r1', 'working', 4_000));
     await assert.rejects(small.put('bob@echo', big('r2', 'working', 4_000)), refusedFor('task_store_full'));
+  });
+
+  test('a finished task is charged the memory its JSON text takes: twice its length beyond Latin-1', async () => {
+    const withText = (id: string, state: TaskState, text: string): Task => ({
+      ...makeTask({ id, state }),
+      artifacts: [{ artifactId: 'a', parts: [{ kind: 'text', text }] }],
+    });
+    for (const [text, factor] of [
+      ['x'.repeat(2_000), 1],
+      ['é'.repeat(2_000), 1], // Latin-1: one byte a unit
+      ['€'.repeat(2_000), 2],
+      ['x'.repeat(2_000) + '😀', 2], // one wide character makes the whole text two bytes a unit
+    ] as const) {
+      const task = withText('t1', 'completed', text);
+      assert.equal(heldBytes(task, JSON.stringify(task)), factor * JSON.stringify(task).length, text.slice(-3));
+      const { store } = makeStore();
+      await store.put('alice@echo', task);
+      assert.equal(store.bytes, factor * JSON.stringify(task).length, 'the store charges the same');
+    }
+    // Held as an object while it can change: the walk's estimate.
+    const running = withText('r1', 'working', '€'.repeat(2_000));
+    assert.equal(heldBytes(running, running), taskBytes(running));
+    // The bound holds in memory: 3,000 wide characters take 6 KB, so two such tasks exceed 10,000.
+    const { store } = makeStore({ maxBytes: 10_000 });
+    await store.put('alice@echo', withText('w1', 'completed', '€'.repeat(3_000)));
+    await store.put('alice@echo', withText('w2', 'completed', '€'.repeat(3_000)));
+    assert.equal(await store.get('alice@echo', 'w1'), undefined, 'the older wide task went to make room');
+    assert.ok(store.bytes <= 10_000, String(store.bytes));
   });
 
   test('taskBytes is close to the JSON length of a task and never below its text', () => {

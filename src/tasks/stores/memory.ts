@@ -27,7 +27,7 @@
  * its change needs: none for a new artifact (same status), a reposition for a new timestamp,
  * a move between the per-state indexes for a new state.
  *
- * A finished task is kept as its JSON text in a buffer of its own ({@link heldFormOf}): it stays
+ * A finished task is kept as its JSON text, one flat string ({@link heldFormOf}): it stays
  * for minutes while the young-generation collector runs every few hundred milliseconds, and the
  * task's object tree copied and promoted by each collection was most of that collection's pause.
  * A read of a finished task (get, a page) parses it again: 3–6 µs for an echo task here.
@@ -55,7 +55,7 @@
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
-import { taskBytes } from './memory/bytes.js';
+import { heldBytes } from './memory/bytes.js';
 import {
   addToIndexes,
   Entry,
@@ -172,7 +172,10 @@ export class MemoryTaskStore implements TaskStore {
       firstExpired: (nowMs) => this.firstExpired(nowMs),
       firstFinished: () => this.terminal.first(),
       evict: (entry) => this.detach(entry),
-      replace: (entry, task, statusMs, nowMs, bytes) => this.replace(entry, task, statusMs, nowMs, bytes),
+      replace: (entry, task, statusMs, nowMs) => {
+        const held = heldFormOf(task);
+        this.replace(entry, task, held, statusMs, nowMs, heldBytes(task, held));
+      },
     });
     this.readClock = options.now ?? (() => performance.now());
     // unref: an idle store must not keep the process alive.
@@ -238,14 +241,14 @@ export class MemoryTaskStore implements TaskStore {
     }
     // Parsed before anything changes, so that a bad timestamp leaves the store unchanged.
     const statusMs = statusMsOf(task);
-    const bytes = taskBytes(task);
+    // Encoded before anything changes too: a task that cannot be encoded leaves the store as it was.
+    const held = heldFormOf(task);
+    const bytes = heldBytes(task, held);
     if (existing !== undefined) {
-      this.replace(existing, task, statusMs, nowMs, bytes);
+      this.replace(existing, task, held, statusMs, nowMs, bytes);
       // A replacement that grew the store past its bytes gives back finished tasks, never itself.
       this.shares.shedBytes(existing);
     } else {
-      // Encoded before anything changes, like the timestamp above (`replace` does the same).
-      const held = heldFormOf(task);
       // Room first: an eviction may drop this owner's or this context's indexes.
       const share = this.shares.makeRoom(owner, nowMs, bytes);
       this.attach(owner, share, task, held, statusMs, nowMs, bytes);
@@ -414,9 +417,8 @@ export class MemoryTaskStore implements TaskStore {
    * Updates a stored task in place. Its entry stays in `entries` untouched, its list nodes
    * are moved rather than replaced, and it moves only in the indexes its change affects.
    */
-  private replace(entry: Entry, task: Task, statusMs: number, nowMs: number, bytes: number): void {
-    // First: a task that cannot be encoded leaves the entry as it was.
-    entry.hold(heldFormOf(task));
+  private replace(entry: Entry, task: Task, held: HeldTask, statusMs: number, nowMs: number, bytes: number): void {
+    entry.hold(held);
     const { contextId } = task;
     const { state } = task.status;
     entry.touchedMs = nowMs;

@@ -1,10 +1,12 @@
 /**
- * The size the memory store charges a task against `maxBytes`: the length of its JSON text
- * (UTF-16 code units, escapes not expanded), computed by walking the task once rather than
- * serialising it — a put is on the hot path, and a string of the whole task would be built
- * only to be thrown away. Within a few bytes per value of `JSON.stringify(task).length`; it
- * never undercounts a string, which is where a task's size is (each object is charged a flat
- * 64 bytes for its keys and short fixed values, so a task of many tiny parts is overcounted).
+ * The size the memory store charges a task against `maxBytes`. A finished task is held as its
+ * JSON text, and charged what that text takes ({@link heldBytes}). A task that can still change
+ * is held as an object and charged the length of its JSON text (UTF-16 code units, escapes not
+ * expanded), computed by walking the task once rather than serialising it: a string of the whole
+ * task would be built only to be thrown away. Within a few bytes per value of
+ * `JSON.stringify(task).length`; it never undercounts a string, which is where a task's size is
+ * (each object is charged a flat 64 bytes for its keys and short fixed values, so a task of many
+ * tiny parts is overcounted).
  *
  * @example
  * ```ts
@@ -36,6 +38,26 @@ export function taskBytes(task: Task): number {
   if (history !== undefined) for (const entry of history) bytes += messageBytes(entry);
   if (task.metadata !== undefined) bytes += valueBytes(task.metadata, 1);
   return bytes;
+}
+
+/** A character beyond Latin-1: V8 keeps a string holding one at two bytes a UTF-16 unit. */
+const WIDE = /[\u0100-\uffff]/;
+
+/**
+ * What the store charges a task it holds in `held` (its JSON text once finished, see
+ * `memory/entries.ts`): the text's length, twice that when it holds a character beyond Latin-1
+ * (V8 then keeps every unit in two bytes), so that `maxBytes` bounds the memory the texts take;
+ * {@link taskBytes} for a task held as an object. The test costs nanoseconds: on a Latin-1 string
+ * V8 knows without a scan that the class cannot match.
+ *
+ * @example
+ * ```ts
+ * heldBytes(task, JSON.stringify(task)); // JSON.stringify(task).length for an ASCII task
+ * ```
+ */
+export function heldBytes(task: Task, held: Task | string): number {
+  if (typeof held !== 'string') return taskBytes(task);
+  return WIDE.test(held) ? 2 * held.length : held.length;
 }
 
 /** Keys, quotes, braces and short fixed values (state, role, kind) of one object, charged flat. */

@@ -78,14 +78,15 @@ export class Entry implements SortKey {
   id: string;
   owner: string;
   /**
-   * The task as put while it can still change; once it is finished, its JSON text (UTF-8) in a
-   * buffer of its own. A finished task stays until it is evicted or expires, long enough to be
-   * copied by every young-generation collection it lives through and then promoted: at a steady
-   * rate those copies are most of what a collection moves, and so most of its pause (the p99 at
-   * 1,000 req/s). A buffer's bytes lie outside the JavaScript heap and are never copied; the
-   * object tree of the task dies young. Its own buffer, not a slice of Node's shared 8 KiB pool,
-   * which one kept slice would hold whole. The price: an encoding per finished put, a parse per
-   * read (a get, a page). Made by {@link heldFormOf}.
+   * The task as put while it can still change; once it is finished, its JSON text. A finished
+   * task stays until it is evicted or expires, long enough to be copied by every young-generation
+   * collection it lives through and then promoted: as an object tree, those copies were most of
+   * what a collection moved. One flat string is one object to copy and, once promoted, a leaf the
+   * marker does not scan; the object tree of the task dies young. A string rather than a UTF-8
+   * buffer of its own: no `ArrayBuffer` to allocate and sweep per task (3 µs a request less on one
+   * core, docs/PERFORMANCE.md), and at most two bytes per UTF-16 unit where UTF-8 takes up to three
+   * (the store charges units, `memory/bytes.ts`). The price: a parse per read (a get, a page). Made
+   * by {@link heldFormOf}.
    */
   private held: HeldTask;
   contextId: string;
@@ -136,7 +137,7 @@ export class Entry implements SortKey {
    */
   readTask(): Task {
     const { held } = this;
-    return held instanceof Uint8Array ? (JSON.parse(UTF8_DECODER.decode(held)) as Task) : held;
+    return typeof held === 'string' ? (JSON.parse(held) as Task) : held;
   }
 
   /**
@@ -177,9 +178,6 @@ export class Entry implements SortKey {
   }
 }
 
-const UTF8_ENCODER = new TextEncoder();
-const UTF8_DECODER = new TextDecoder();
-
 /**
  * What an entry keeps of a task (see `Entry.held`): the task itself, or its JSON once finished.
  *
@@ -188,12 +186,12 @@ const UTF8_DECODER = new TextDecoder();
  * const held: HeldTask = heldFormOf(task);
  * ```
  */
-export type HeldTask = Task | Uint8Array;
+export type HeldTask = Task | string;
 
 /**
- * The form an entry keeps a task in: a finished task's JSON, UTF-8, in a buffer of its own
- * (`TextEncoder` allocates each its own), any other task as it is. Made before the store changes
- * anything, so that a task that cannot be encoded leaves the store as it was.
+ * The form an entry keeps a task in: a finished task's JSON text, any other task as it is. Made
+ * before the store changes anything, so that a task that cannot be encoded leaves the store as
+ * it was.
  *
  * @example
  * ```ts
@@ -201,7 +199,7 @@ export type HeldTask = Task | Uint8Array;
  * ```
  */
 export function heldFormOf(task: Task): HeldTask {
-  return isTerminalState(task.status.state) ? UTF8_ENCODER.encode(JSON.stringify(task)) : task;
+  return isTerminalState(task.status.state) ? JSON.stringify(task) : task;
 }
 
 function addToGroup(group: IndexGroup, entry: Entry): void {

@@ -27,7 +27,6 @@ import {
   type StoreQuota,
 } from '../fair-shares.js';
 import { principalOfOwner } from '../principal.js';
-import { taskBytes } from './bytes.js';
 import type { Entry, Share } from './entries.js';
 import { DEFAULT_MAX_BYTES, type MemoryFairShareLimits } from './limits.js';
 import { LinkedList } from './linked-list.js';
@@ -47,7 +46,7 @@ const STORE_NAME = 'MemoryTaskStore';
  *   firstExpired: (nowMs) => firstExpired(nowMs),
  *   firstFinished: () => terminal.first(),
  *   evict: (entry) => detach(entry),
- *   replace: (entry, task, statusMs, nowMs, bytes) => replace(entry, task, statusMs, nowMs, bytes),
+ *   replace: (entry, task, statusMs, nowMs) => replace(entry, task, statusMs, nowMs),
  * };
  * ```
  */
@@ -61,7 +60,7 @@ export interface ShareHost {
   /** Drops a task from the store. */
   evict(entry: Entry): void;
   /** Updates a stored task in place. */
-  replace(entry: Entry, task: Task, statusMs: number, nowMs: number, bytes: number): void;
+  replace(entry: Entry, task: Task, statusMs: number, nowMs: number): void;
 }
 
 /**
@@ -157,7 +156,7 @@ export class FairShares {
   failParkedEntry(entry: Entry, nowMs: number): void {
     const timestamp = new Date().toISOString();
     const failed = failedByParkedTtl(entry.readTask(), timestamp);
-    this.host.replace(entry, failed, Date.parse(timestamp), nowMs, taskBytes(failed));
+    this.host.replace(entry, failed, Date.parse(timestamp), nowMs);
     this.limits.onEvent?.({ type: 'parked_expired', owner: entry.owner, task: failed });
   }
 
@@ -172,7 +171,7 @@ export class FairShares {
    *   principal refused over its own quota.
    * @example
    * ```ts
-   * const share = shares.makeRoom(owner, nowMs, taskBytes(task));
+   * const share = shares.makeRoom(owner, nowMs, heldBytes(task, held));
    * ```
    */
   makeRoom(owner: string, nowMs: number, bytes: number): Share {
@@ -246,7 +245,7 @@ export class FairShares {
    *
    * @example
    * ```ts
-   * shares.replaced(entry, task.status.state, taskBytes(task));
+   * shares.replaced(entry, task.status.state, heldBytes(task, held));
    * ```
    */
   replaced(entry: Entry, state: TaskState, bytes: number): void {
