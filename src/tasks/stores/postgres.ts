@@ -62,9 +62,15 @@ import { isStorableKey, statusMsOf, type TaskSortKey } from './page-token.js';
 import { createPool, migrateWithPool } from './postgres/connection.js';
 import { asStoreError } from './postgres/errors.js';
 import { GroupCommit, type PendingRow } from './postgres/group-commit.js';
-import { jsonTextArray } from './postgres/json-text-array.js';
 import { resolveOptions, STORE_NAME, type PostgresTaskStoreOptions, type Settings } from './postgres/options.js';
-import { listRowsRead, listValues, statementsFor, type ListRow, type Statements } from './postgres/statements.js';
+import {
+  listRowsRead,
+  listValues,
+  putManyValues,
+  statementsFor,
+  type ListRow,
+  type Statements,
+} from './postgres/statements.js';
 import { admitShare, shareStatementsFor, type ShareStatements } from './postgres/shares.js';
 import { failParkedOnce, sweepOnce } from './postgres/sweep.js';
 import { DEFAULT_VACUUM_AFTER_ROWS, TasksVacuum } from './postgres/vacuum.js';
@@ -253,41 +259,13 @@ export class PostgresTaskStore implements TaskStore {
   /** One group commit's statement: the rows as parallel arrays; returns the ids written. */
   private async writeRows(rows: readonly PendingRow[]): Promise<ReadonlySet<string>> {
     const nowMs = this.clock.now();
-    const columns: [string[], string[], string[], string[], boolean[], number[], number[], string[]] = [
-      [],
-      [],
-      [],
-      [],
-      [],
-      [],
-      [],
-      [],
-    ];
-    for (const row of rows) {
-      columns[0].push(row.id);
-      columns[1].push(row.owner);
-      columns[2].push(row.contextId);
-      columns[3].push(row.state);
-      columns[4].push(row.terminal);
-      columns[5].push(row.statusMs);
-      columns[6].push(nowMs);
-      columns[7].push(row.body);
-    }
     // Before and after the write: a count read on either side of the commit is never reused.
     for (const row of rows) this.totals.changed(row.owner);
-    const [ids, owners, contexts, states, terminals, statuses, updated, bodies] = columns;
-    const result = await this.query<{ id: string }>('airlock_task_put_many', this.sql.putMany, [
-      ids,
-      owners,
-      contexts,
-      states,
-      terminals,
-      statuses,
-      updated,
-      // Every body is JSON.stringify's output (put): its array literal is built here, faster.
-      jsonTextArray(bodies),
-      Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE),
-    ]);
+    const result = await this.query<{ id: string }>(
+      'airlock_task_put_many',
+      this.sql.putMany,
+      putManyValues(rows, nowMs, Math.max(Math.floor(nowMs - this.taskTtlMs), MIN_BIGINT_SAFE)),
+    );
     for (const row of rows) this.totals.changed(row.owner);
     this.vacuum.changed(rows.length);
     return new Set(result.rows.map((row) => row.id));

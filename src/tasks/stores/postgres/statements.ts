@@ -13,6 +13,8 @@ import type { QueryResultRow } from 'pg';
 import type { FilterShape } from '../durable.js';
 import type { ListFilters, TaskRowsRead } from '../durable-list.js';
 import type { TaskSortKey } from '../page-token.js';
+import { bodyListSql, joinBodies } from './body-list.js';
+import type { PendingRow } from './group-commit.js';
 
 /**
  * One row of a list statement: the count columns are on every row (and alone on the one row of
@@ -54,6 +56,38 @@ export interface Statements {
 }
 
 /**
+ * The parameters of `putMany`, in its order: the rows as parallel arrays (the bodies as one text,
+ * `body-list.ts`), the time written, and the `updated_at` at or before which another owner's row
+ * has expired and may be taken over. The one place they are built, for every caller of `putMany`.
+ *
+ * @example
+ * ```ts
+ * await client.query(sql.putMany, putManyValues(rows, nowMs, expiredBefore));
+ * ```
+ */
+export function putManyValues(rows: readonly PendingRow[], updatedMs: number, expiredBefore: number): unknown[] {
+  const ids: string[] = [];
+  const owners: string[] = [];
+  const contexts: string[] = [];
+  const states: string[] = [];
+  const terminals: boolean[] = [];
+  const statuses: number[] = [];
+  const updated: number[] = [];
+  const bodies: string[] = [];
+  for (const row of rows) {
+    ids.push(row.id);
+    owners.push(row.owner);
+    contexts.push(row.contextId);
+    states.push(row.state);
+    terminals.push(row.terminal);
+    statuses.push(row.statusMs);
+    updated.push(updatedMs);
+    bodies.push(row.body);
+  }
+  return [ids, owners, contexts, states, terminals, statuses, updated, joinBodies(bodies), expiredBefore];
+}
+
+/**
  * Every statement's text for one schema, built once per store.
  *
  * @example
@@ -66,9 +100,10 @@ export function statementsFor(schema: string): Statements {
   return {
     // Replaces a row only if it is the same owner's or has expired (its id is free again, as in
     // the memory store); a row not returned is another owner's live task. Rows come as parallel
-    // arrays, at most one per id; the ids returned are the rows written.
+    // arrays (the bodies as one text, split here: body-list.ts), at most one per id; the ids
+    // returned are the rows written.
     putMany: `INSERT INTO ${tasks} AS t (id, owner, context_id, state, terminal, status_ts, updated_at, body)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[], $8::text[])
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[], ${bodyListSql('$8')})
       ON CONFLICT (id) DO UPDATE SET
         owner = EXCLUDED.owner, context_id = EXCLUDED.context_id, state = EXCLUDED.state,
         terminal = EXCLUDED.terminal, status_ts = EXCLUDED.status_ts, updated_at = EXCLUDED.updated_at,

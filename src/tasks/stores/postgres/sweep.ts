@@ -15,7 +15,7 @@ import type { Task } from '../../../protocol/model.js';
 import type { TotalSizeCache } from '../durable.js';
 import { withPooledClient } from './connection.js';
 import { parkedIdle, type ShareStatements } from './shares.js';
-import type { Statements } from './statements.js';
+import { putManyValues, type Statements } from './statements.js';
 
 /**
  * What one batch deletes: rows expired at `expiredBefore`, at most `limit` in all; `totals` is
@@ -112,18 +112,16 @@ export async function failParkedOnce(
       const idle = await parkedIdle(client, shareSql, batch.parkedBefore, batch.expiredBefore, batch.limit);
       const failed = idle.map(({ owner, task }) => ({ owner, task: batch.fail(task) }));
       if (failed.length > 0) {
-        const column = <T>(pick: (row: { owner: string; task: Task }) => T): T[] => failed.map(pick);
-        await client.query(sql.putMany, [
-          column((row) => row.task.id),
-          column((row) => row.owner),
-          column((row) => row.task.contextId),
-          column((row) => row.task.status.state),
-          column(() => true),
-          column((row) => Date.parse(row.task.status.timestamp)),
-          column(() => batch.nowMs),
-          column((row) => JSON.stringify(row.task)),
-          batch.expiredBefore,
-        ]);
+        const rows = failed.map(({ owner, task }) => ({
+          id: task.id,
+          owner,
+          contextId: task.contextId,
+          state: task.status.state,
+          terminal: true,
+          statusMs: Date.parse(task.status.timestamp),
+          body: JSON.stringify(task),
+        }));
+        await client.query(sql.putMany, putManyValues(rows, batch.nowMs, batch.expiredBefore));
       }
       await client.query('COMMIT');
       return failed;
