@@ -39,7 +39,6 @@ import { postgresPush } from './postgres/push.js';
 import type { TurnLeases } from './leases.js';
 import { PostgresTurnLeases } from './postgres/leases.js';
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
-import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
 import type { PutOptions, TaskPage, TaskQuery, TaskStore } from '../store.js';
 import {
@@ -61,7 +60,7 @@ import type { MigrationReport } from './migrations/plan.js';
 import { isStorableKey, statusMsOf, type TaskSortKey } from './page-token.js';
 import { createPool, migrateWithPool } from './postgres/connection.js';
 import { asStoreError } from './postgres/errors.js';
-import { GroupCommit, type PendingRow } from './postgres/group-commit.js';
+import { GroupCommit, pendingRowOf, type PendingRow } from './postgres/group-commit.js';
 import { resolveOptions, STORE_NAME, type PostgresTaskStoreOptions, type Settings } from './postgres/options.js';
 import {
   listRowsRead,
@@ -228,15 +227,7 @@ export class PostgresTaskStore implements TaskStore {
     // Everything is read from the task now: the caller may hand over a new object right after.
     // Before the admission, too: between an admitted new task and its enqueue nothing may throw
     // (the group commit counts it as unwritten until its batch is over).
-    const row: PendingRow = {
-      id: task.id,
-      owner,
-      contextId: task.contextId,
-      state: task.status.state,
-      terminal: isTerminalState(task.status.state),
-      statusMs,
-      body: JSON.stringify(task),
-    };
+    const row = pendingRowOf(owner, task, statusMs);
     if (options?.created === true) {
       const evicted = await admitShare(
         (name, text, values) => this.query(name, text, values),

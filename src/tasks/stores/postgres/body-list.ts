@@ -28,7 +28,7 @@ const SEPARATOR = '\u001e';
  * ```
  */
 export function bodyListSql(param: string): string {
-  return `string_to_array(${param}::text, chr(30))`;
+  return `string_to_array(${param}::text, chr(${SEPARATOR.charCodeAt(0)}))`;
 }
 
 /**

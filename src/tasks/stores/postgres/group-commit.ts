@@ -11,6 +11,7 @@
  * await commits.drain();      // on close: every accepted put lands
  * ```
  */
+import { isTerminalState, type Task } from '../../../protocol/model.js';
 import { ownerConflict } from '../durable.js';
 import { principalOfOwner } from '../principal.js';
 
@@ -30,6 +31,27 @@ export interface PendingRow {
   terminal: boolean;
   statusMs: number;
   body: string;
+}
+
+/**
+ * A task's row as the store writes it, read from the task now (the caller may hand over a new
+ * object right after); `statusMs` is its status timestamp, already parsed and checked.
+ *
+ * @example
+ * ```ts
+ * const row = pendingRowOf(owner, task, statusMsOf(task, STORE_NAME));
+ * ```
+ */
+export function pendingRowOf(owner: string, task: Task, statusMs: number): PendingRow {
+  return {
+    id: task.id,
+    owner,
+    contextId: task.contextId,
+    state: task.status.state,
+    terminal: isTerminalState(task.status.state),
+    statusMs,
+    body: JSON.stringify(task),
+  };
 }
 
 /**

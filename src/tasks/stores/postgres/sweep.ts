@@ -14,6 +14,7 @@ import type { Pool } from 'pg';
 import type { Task } from '../../../protocol/model.js';
 import type { TotalSizeCache } from '../durable.js';
 import { withPooledClient } from './connection.js';
+import { pendingRowOf } from './group-commit.js';
 import { parkedIdle, type ShareStatements } from './shares.js';
 import { putManyValues, type Statements } from './statements.js';
 
@@ -112,15 +113,7 @@ export async function failParkedOnce(
       const idle = await parkedIdle(client, shareSql, batch.parkedBefore, batch.expiredBefore, batch.limit);
       const failed = idle.map(({ owner, task }) => ({ owner, task: batch.fail(task) }));
       if (failed.length > 0) {
-        const rows = failed.map(({ owner, task }) => ({
-          id: task.id,
-          owner,
-          contextId: task.contextId,
-          state: task.status.state,
-          terminal: true,
-          statusMs: Date.parse(task.status.timestamp),
-          body: JSON.stringify(task),
-        }));
+        const rows = failed.map(({ owner, task }) => pendingRowOf(owner, task, Date.parse(task.status.timestamp)));
         await client.query(sql.putMany, putManyValues(rows, batch.nowMs, batch.expiredBefore));
       }
       await client.query('COMMIT');
