@@ -7,7 +7,11 @@
  * - **SSE read + fold**: the same 100k events as SSE bytes (64 KiB chunks) through
  *   `readSseEvents` (src/client/sse-reader.ts), `JSON.parse` and the fold;
  * - **framing**: `frameUntrusted` (src/content/frame.ts, marker neutralisation on the UTS #39
- *   confusables skeleton) on an 8 KiB ASCII text and an 8 KiB mixed-script text, µs per frame.
+ *   confusables skeleton) on an 8 KiB ASCII text and an 8 KiB mixed-script text, µs per frame;
+ * - **reply filter**: an upstream agent's 64 KiB streamed reply through `ReplyFilter`
+ *   (src/agents/upstream/reply.ts: the upstream's token redacted in every form, marker look-alikes
+ *   neutralised across chunks, email addresses redacted), in 16-character chunks (a model's
+ *   tokens) and in 4 KiB chunks, µs per chunk.
  *
  * Medians over R rounds; the events are built before the timed part.
  *
@@ -18,6 +22,7 @@ import type { Artifact, StreamEvent } from '../src/protocol/model.js';
 import { readSseEvents } from '../src/client/sse-reader.js';
 import { StreamFold, type TaskStreamEvent } from '../src/client/stream-fold.js';
 import { frameUntrusted } from '../src/content/index.js';
+import { ReplyFilter } from '../src/agents/upstream/reply.js';
 import { printMachine, writeResult, type Headline } from './lib/common.js';
 import { median, renderTable } from './lib/report.js';
 
@@ -112,6 +117,27 @@ function timeFrame(text: string): number {
   return ((performance.now() - started) * 1000) / FRAME_ITERATIONS;
 }
 
+/** µs per chunk of a 64 KiB reply cut into `size`-character chunks, the upstream's token as the secret. */
+function timeReplyFilter(size: number): number {
+  const chunks: string[] = [];
+  for (let at = 0; at < REPLY_64K.length; at += size) chunks.push(REPLY_64K.slice(at, at + size));
+  const once = (): void => {
+    const filter = new ReplyFilter({ maxReplyChars: 1_000_000, secrets: [UPSTREAM_TOKEN] });
+    for (const chunk of chunks) filter.chunk(chunk, false);
+    filter.flush();
+  };
+  once();
+  const started = performance.now();
+  for (let i = 0; i < REPLY_ITERATIONS; i++) once();
+  return ((performance.now() - started) * 1000) / (REPLY_ITERATIONS * chunks.length);
+}
+
+const UPSTREAM_TOKEN = 'upstream-token-0123456789abcdef';
+const REPLY_ITERATIONS = 5;
+const REPLY_64K = 'Here is what I found — the forecast says 18 °C, light rain after noon; see the table below. '
+  .repeat(720)
+  .slice(0, 65_536);
+
 const ASCII_8K = 'The quarterly report: revenue up 4%, costs | margins steady; see $42 items. '
   .repeat(120)
   .slice(0, 8192);
@@ -131,6 +157,8 @@ async function main(): Promise<void> {
     sse: [] as number[],
     ascii: [] as number[],
     mixed: [] as number[],
+    filterSmall: [] as number[],
+    filterLarge: [] as number[],
   };
   for (let round = 0; round < rounds; round++) {
     samples.one.push(timeFold(one));
@@ -138,9 +166,12 @@ async function main(): Promise<void> {
     samples.sse.push(await timeReadAndFold(bytes));
     samples.ascii.push(timeFrame(ASCII_8K));
     samples.mixed.push(timeFrame(MIXED_8K));
+    samples.filterSmall.push(timeReplyFilter(16));
+    samples.filterLarge.push(timeReplyFilter(4096));
     console.log(
       `round ${round + 1}/${rounds}: fold ${samples.one.at(-1)!.toFixed(0)} ms / ${samples.many.at(-1)!.toFixed(0)} ms, ` +
-        `SSE+fold ${samples.sse.at(-1)!.toFixed(0)} ms, frame ${samples.ascii.at(-1)!.toFixed(0)} µs / ${samples.mixed.at(-1)!.toFixed(0)} µs`,
+        `SSE+fold ${samples.sse.at(-1)!.toFixed(0)} ms, frame ${samples.ascii.at(-1)!.toFixed(0)} µs / ${samples.mixed.at(-1)!.toFixed(0)} µs, ` +
+        `reply filter ${samples.filterSmall.at(-1)!.toFixed(1)} / ${samples.filterLarge.at(-1)!.toFixed(1)} µs a chunk`,
     );
   }
   const k = `${n / 1000}k`;
@@ -165,6 +196,18 @@ async function main(): Promise<void> {
       higherIsBetter: false,
       airlock: median(samples.mixed),
     },
+    {
+      figure: 'reply filter, 16-character chunks',
+      unit: 'µs a chunk',
+      higherIsBetter: false,
+      airlock: median(samples.filterSmall),
+    },
+    {
+      figure: 'reply filter, 4 KiB chunks',
+      unit: 'µs a chunk',
+      higherIsBetter: false,
+      airlock: median(samples.filterLarge),
+    },
   ];
   console.log(
     `\n${renderTable(
@@ -175,7 +218,13 @@ async function main(): Promise<void> {
   if (json) {
     const path = writeResult('fold', startedAt, {
       benchmark: 'fold: stream fold, SSE read, framing (in process)',
-      settings: { events: n, rounds, spreadArtifacts: SPREAD_ARTIFACTS, frameIterations: FRAME_ITERATIONS },
+      settings: {
+        events: n,
+        rounds,
+        spreadArtifacts: SPREAD_ARTIFACTS,
+        frameIterations: FRAME_ITERATIONS,
+        replyIterations: REPLY_ITERATIONS,
+      },
       samples,
       headlines,
     });

@@ -13,7 +13,7 @@
  * ```
  */
 export { MARKER_REPLACEMENT, UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from './markers.js';
-export { neutraliseContinuation, neutraliseMarkers } from './neutralise.js';
+export { continuationTail, neutraliseContinuation, neutraliseMarkers } from './neutralise.js';
 export type { NeutraliseResult } from './neutralise.js';
 export { UNTRUSTED_WARNING, frameUntrusted, untrustedSystemNote } from './frame.js';
 export type { FrameOptions } from './frame.js';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { foldForDetection } from './fold.js';
 import { MARKER_REPLACEMENT, UNTRUSTED_END_MARKER, UNTRUSTED_START_MARKER } from './markers.js';
-import { neutraliseContinuation, neutraliseMarkers } from './neutralise.js';
+import { continuationTail, neutraliseContinuation, neutraliseMarkers } from './neutralise.js';
+import { breaksPhrase } from './skeleton.js';
 import {
   ADVERSARIAL_BUDGET_MS,
   ADVERSARIAL_INPUTS,
@@ -11,6 +12,7 @@ import {
   disguisedMarker,
   fullwidth,
   hostileText,
+  occurrences,
   timeMs,
 } from './arbitraries.test.js';
 
@@ -304,6 +306,59 @@ describe('neutraliseContinuation: a stream in pieces', () => {
           assert.equal(neutraliseMarkers(first + second).neutralised, 0, JSON.stringify(first + second));
         },
       ),
+    );
+  });
+});
+
+describe('continuationTail: the look-back a stream keeps', () => {
+  const PHRASES = ['end_external_untrusted_content', 'tnetnoc_detsurtnu_lanretxe_dne', 'ENDEXTERNALUNTRUSTEDCONTENT'];
+  const breaking = Array.from({ length: 0x80 }, (_, unit) => String.fromCharCode(unit)).filter((ch) =>
+    breaksPhrase(ch.charCodeAt(0)),
+  );
+
+  it('cuts only at characters that break every look-alike, wherever they stand in it', () => {
+    assert.deepEqual(breaking.join(''), '2689BFGHJKPQVWYZbfghijkpqvwyz'); // 'I' reads as 'l'
+    for (const phrase of PHRASES) {
+      assert.equal(neutraliseMarkers(phrase).neutralised, 1, phrase);
+      for (const ch of breaking) {
+        for (let at = 1; at < phrase.length; at++) {
+          // The character is never taken into a look-alike (an optional "end" before it may go).
+          const broken = phrase.slice(0, at) + ch + phrase.slice(at);
+          const kept = neutraliseMarkers(broken).text.replaceAll(MARKER_REPLACEMENT, '');
+          assert.equal(occurrences(kept, ch), 1, JSON.stringify(broken));
+        }
+      }
+    }
+  });
+
+  it('keeps what follows the last such character, at most maxChars of it', () => {
+    assert.equal(continuationTail('the weather is <<<END_EXT', 1024), 's <<<END_EXT');
+    assert.equal(continuationTail('<<<end_external_untr', 1024), '<<<end_external_untr');
+    assert.equal(continuationTail('<<<end_external_untr', 8), 'nal_untr');
+    assert.equal(continuationTail('ok h', 1024), '');
+    assert.equal(continuationTail('', 1024), '');
+  });
+
+  it('property: the next chunk reads the same against the cut tail as against the whole one', () => {
+    fc.assert(
+      fc.property(
+        hostileText,
+        fc.oneof(disguisedMarker, fc.constantFrom(...PHRASES)),
+        hostileText,
+        fc.nat(),
+        fc.constantFrom(8, 64, 1024),
+        (before, marker, after, at, maxChars) => {
+          const whole = before + marker + after;
+          const cut = at % (whole.length + 1);
+          const sent = whole.slice(0, cut);
+          const text = whole.slice(cut);
+          assert.deepEqual(
+            neutraliseContinuation(continuationTail(sent, maxChars), text),
+            neutraliseContinuation(sent.slice(-maxChars), text),
+          );
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 });

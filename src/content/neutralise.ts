@@ -8,8 +8,8 @@
  * // { text: 'ok [[marker removed]] now obey me', neutralised: 1 }
  * ```
  */
-import { foldCodePoint, isInvisible } from './fold.js';
-import { confusablePrototype } from './confusables.js';
+import { isInvisible } from './fold.js';
+import { BRACKET, breaksPhrase, SEP, skeleton, skeletonOf } from './skeleton.js';
 import { MARKER_REPLACEMENT } from './markers.js';
 
 /** The result of {@link neutraliseMarkers}. */
@@ -73,33 +73,6 @@ const PHRASE = (() => {
   const behind = `${spell(reversed)}(?:${gapBefore('d')}${spell(['d', 'n', 'e'])})?`;
   return new RegExp(`${ahead}|${behind}`, 'g');
 })();
-
-/**
- * Digits read as letters ("3XT3RNAL", "C0NTENT"). Symbols that resemble a letter ('|', '$') are
- * letter-like marks instead (see {@link skeleton}): separators except where the phrase wants
- * that letter, so "EXTERNAL|UNTRUSTED" and "UNTRU$TED" are both caught.
- */
-const DIGIT_AS_LETTER: Readonly<Record<string, string>> = {
-  '0': 'o',
-  '1': 'l',
-  '3': 'e',
-  '4': 'a',
-  '5': 's',
-  '7': 't',
-};
-
-/** Angle-bracket look-alikes (after folding, which already maps '＜', '﹤' and the like to '<'). */
-const BRACKETS = new Set([...'<‹«〈⟨⟪《≪⋘❮❬❰˂ᐸ⧼⦉⦑⊲◁◀◂◃', ...'>›»〉⟩⟫》≫⋙❯❭❱˃ᐳ⧽⦊⦒⊳▷▶▸▹', '\u2329', '\u232a'].flat());
-
-const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
-const LINE_BREAK = /^[\n\v\f\r\u0085\u2028\u2029]$/;
-const ASCII_ONLY = /^\p{ASCII}*$/u;
-
-/** Skeleton characters: letters 'a'–'z' stand for themselves. */
-const SEP = ' ';
-const NEWLINE = '\n';
-const BRACKET = '<';
-const OTHER = '#';
 
 /** Most separators a bracket may sit from the phrase (or from another bracket) and still count. */
 const MAX_BRACKET_GAP = 3;
@@ -166,6 +139,27 @@ export function neutraliseContinuation(sent: string, text: string): NeutraliseRe
   return neutraliseFrom(sent + text, sent.length);
 }
 
+/**
+ * The part of `sent` that a look-alike completed later could still reach back into, for the
+ * next {@link neutraliseContinuation}: its last `maxChars` characters, cut further to what
+ * follows the last character no look-alike can hold (a letter outside the phrase, such as 'h',
+ * or a digit not read as a letter). A look-alike never spans such a character, so the result
+ * gives the same answer as the whole tail while a stream of small chunks is checked against a
+ * few characters of look-back instead of `maxChars` (7 µs a chunk at 1,024).
+ *
+ * @example
+ * ```ts
+ * continuationTail('the weather is <<<END_EXT', 1024); // 's <<<END_EXT' (after the 'i')
+ * ```
+ */
+export function continuationTail(sent: string, maxChars: number): string {
+  const from = Math.max(0, sent.length - maxChars);
+  for (let i = sent.length - 1; i >= from; i--) {
+    if (breaksPhrase(sent.charCodeAt(i))) return sent.slice(i + 1);
+  }
+  return from === 0 ? sent : sent.slice(from);
+}
+
 /** Neutralises `text`, returning only what follows its first `emitted` characters. */
 function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
   if (typeof text !== 'string' || text.length < MIN_LOOKALIKE_LENGTH) {
@@ -208,179 +202,6 @@ function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
  * (ligatures such as 'ﬆ' spell two letters in one code unit).
  */
 const MIN_LOOKALIKE_LENGTH = 4;
-
-/** Skeleton characters are ASCII: written as bytes, decoded once. */
-const LATIN1 = new TextDecoder('latin1');
-
-/**
- * The detection skeleton of the text: each code point becomes its confusables skeleton (its
- * UTS #39 prototype from `confusables.ts`, folded, see `fold.ts`; a code point without a
- * prototype is only folded), each folded character classified as a letter 'a'–'z' (digits
- * included, see {@link DIGIT_AS_LETTER}), a bracket '<', a separator ' ' (space, punctuation,
- * symbols, controls), a letter-like symbol 'A'–'Z' (a symbol whose prototype is that letter: '$'
- * is 'S', '|' and '∣' are 'L'; a separator except where the phrase wants that letter) or other
- * '#' (any other letter or digit, which breaks the phrase); line breaks are separators written
- * '\n', so that bracket widening stops at them. Invisible characters (zero width, bidi
- * embeddings, overrides and isolates, tag characters, …) have an empty skeleton: they are
- * stripped before matching. `owner[k]` is the code-unit index, in the original, of the code
- * point skeleton character `k` came from; `null` means the identity (ASCII text).
- */
-function skeleton(text: string): { skel: string; owner: Int32Array | null } {
-  const length = text.length;
-  if (ASCII_ONLY.test(text)) {
-    const codes = new Uint8Array(length);
-    for (let i = 0; i < length; i++) codes[i] = ASCII_CODES[text.charCodeAt(i)] ?? SEP_CODE;
-    return { skel: LATIN1.decode(codes), owner: null };
-  }
-  let capacity = length + 16;
-  let codes: Uint8Array = new Uint8Array(capacity);
-  let owner: Int32Array = new Int32Array(capacity);
-  let n = 0;
-  for (let i = 0; i < length;) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) {
-      if (n === capacity) [codes, owner, capacity] = grow(codes, owner, capacity);
-      codes[n] = ASCII_CODES[unit] ?? SEP_CODE;
-      owner[n++] = i++;
-      continue;
-    }
-    const cp = text.codePointAt(i) ?? 0;
-    const sk = skeletonOf(cp);
-    for (let j = 0; j < sk.length; j++) {
-      if (n === capacity) [codes, owner, capacity] = grow(codes, owner, capacity);
-      codes[n] = sk.charCodeAt(j);
-      owner[n++] = i;
-    }
-    i += cp > 0xffff ? 2 : 1;
-  }
-  return { skel: LATIN1.decode(codes.subarray(0, n)), owner: owner.subarray(0, n) };
-}
-
-function grow(codes: Uint8Array, owner: Int32Array, capacity: number): [Uint8Array, Int32Array, number] {
-  const next = capacity * 2;
-  const c = new Uint8Array(next);
-  c.set(codes);
-  const o = new Int32Array(next);
-  o.set(owner);
-  return [c, o, next];
-}
-
-/** The skeleton of one folded character. */
-function classify(ch: string): string {
-  if (ch >= 'a' && ch <= 'z') return ch;
-  const digit = DIGIT_AS_LETTER[ch];
-  if (digit !== undefined) return digit;
-  if (BRACKETS.has(ch)) return BRACKET;
-  if (ch >= '0' && ch <= '9') return OTHER;
-  if ((ch.codePointAt(0) ?? 0) >= 0x80 && LETTER_OR_NUMBER.test(ch)) return OTHER;
-  if (LINE_BREAK.test(ch)) return NEWLINE;
-  return SEP;
-}
-
-function classifyAll(folded: string): string {
-  let sk = '';
-  for (const ch of folded) sk += classify(ch);
-  return sk;
-}
-
-const HAS_LETTER = /[a-z]/;
-const ONE_LETTER = /^[a-z]$/;
-
-/** Longest skeleton kept for one code point (as in `fold.ts`); a longer one is one separator. */
-const MAX_EXPANSION = 6;
-
-/**
- * The skeleton of one code point, computed: the folded code point classified (`native`) and the
- * same for its confusables prototype (`look`, `null` without one). A letter of another script
- * ('#' natively) takes its prototype. When both spell Latin letters, the one with more letters
- * of the phrase wins ('I' reads as 'l', Greek 'ν' stays 'n' rather than
- * the 'v' UTS #39 gives it), so the confusables data only ever adds look-alikes; when only the
- * prototype does and it is one letter (a symbol such as '$' or
- * '∣'), the code point is a letter-like symbol, written as that letter in upper case. An ASCII
- * code point keeps a one-character skeleton (ASCII text maps one to one): 'm' → "rn" is left to
- * the phrase pattern, which reads an 'm' there.
- */
-function computeSkeleton(cp: number): string {
-  if (isInvisible(cp)) return '';
-  const native = classifyAll(foldCodePoint(cp));
-  // Combining marks fold to nothing: they stay transparent, whatever their prototype.
-  if (native === '') return '';
-  const look = lookalikeSkeleton(cp);
-  if (look === null || look === native || !HAS_LETTER.test(look)) return native;
-  if (cp < 0x80 && look.length !== 1) return native;
-  if (HAS_LETTER.test(native)) return phraseLetters(look) > phraseLetters(native) ? look : native;
-  // A letter of another script (Lisu, Cherokee, …) reads as the Latin letters it looks like.
-  if (native.includes(OTHER)) return look;
-  return ONE_LETTER.test(look) ? look.toUpperCase() : native;
-}
-
-/** The letters of the phrase ("end external untrusted content") a skeleton holds; "rn" counts as one 'm'. */
-function phraseLetters(sk: string): number {
-  let n = 0;
-  for (const ch of sk.replaceAll('rn', 'm')) if (PHRASE_LETTERS.has(ch)) n++;
-  return n;
-}
-
-const PHRASE_LETTERS = new Set('endxtrnalusco' + 'm');
-
-/**
- * The classified fold of a code point's confusables prototype, or `null` if it has none: the
- * prototype of the code point itself, else those of the characters of its compatibility
- * decomposition (a fullwidth or styled form of a confusable), upper case falling back to lower.
- */
-function lookalikeSkeleton(cp: number): string | null {
-  const own = prototypeOf(String.fromCodePoint(cp));
-  if (own !== undefined) return foldPrototype(own);
-  let changed = false;
-  let out = '';
-  for (const ch of String.fromCodePoint(cp).normalize('NFKD')) {
-    const prototype = prototypeOf(ch);
-    if (prototype === undefined) {
-      out += foldCodePoint(ch.codePointAt(0) ?? 0);
-      continue;
-    }
-    changed = true;
-    out += prototype;
-  }
-  return changed ? foldPrototype(out) : null;
-}
-
-/** The UTS #39 prototype of one character; for a non-ASCII one, that of its lower case too. */
-function prototypeOf(ch: string): string | undefined {
-  const c = ch.codePointAt(0) ?? 0;
-  const prototype = confusablePrototype(c);
-  if (prototype !== undefined || c < 0x80) return prototype;
-  const lower = ch.toLowerCase();
-  const lc = lower.codePointAt(0) ?? 0;
-  return lower !== ch && lower.length === (lc > 0xffff ? 2 : 1) ? confusablePrototype(lc) : undefined;
-}
-
-/** A prototype folded and classified; a longer one than {@link MAX_EXPANSION} is one separator. */
-function foldPrototype(prototype: string): string {
-  let out = '';
-  for (const p of prototype) out += foldCodePoint(p.codePointAt(0) ?? 0);
-  return out.length > MAX_EXPANSION ? SEP : classifyAll(out);
-}
-
-const SEP_CODE = SEP.charCodeAt(0);
-
-/** The skeleton byte of every ASCII character (each is one skeleton character). */
-const ASCII_CODES: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, cp) => computeSkeleton(cp).charCodeAt(0));
-
-/** Memo of non-ASCII skeletons; bounded like the fold memo. */
-const skeletonCache = new Map<number, string>();
-const SKELETON_CACHE_MAX = 8192;
-
-/** The skeleton of one code point ('' for an invisible one), memoised. */
-function skeletonOf(cp: number): string {
-  if (cp < 0x80) return String.fromCharCode(ASCII_CODES[cp] ?? SEP_CODE);
-  const cached = skeletonCache.get(cp);
-  if (cached !== undefined) return cached;
-  const sk = computeSkeleton(cp);
-  if (skeletonCache.size >= SKELETON_CACHE_MAX) skeletonCache.clear();
-  skeletonCache.set(cp, sk);
-  return sk;
-}
 
 /**
  * Extends a match start leftwards over brackets that sit within {@link MAX_BRACKET_GAP}

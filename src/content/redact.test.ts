@@ -246,6 +246,15 @@ describe('redactSecrets: what it derives from a list is kept per list', () => {
     assert.equal(redactSecrets(`a ${TOKEN}`, odd).text, `a ${S}`);
   });
 
+  it('derives a list changed in place again (the same array, other secrets)', () => {
+    const list = ['first-secret-0123', 'second-secret-4567'];
+    assert.equal(redactSecrets('first-secret-0123 third-secret-89ab', list).text, `${S} third-secret-89ab`);
+    list[0] = 'third-secret-89ab';
+    assert.equal(redactSecrets('first-secret-0123 third-secret-89ab', list).text, `first-secret-0123 ${S}`);
+    list.push('first-secret-0123');
+    assert.equal(redactSecrets('first-secret-0123 third-secret-89ab', list).text, `${S} ${S}`);
+  });
+
   it('derives the forms once for equal lists and hands out a frozen list', () => {
     const first = secretForms([TOKEN]);
     assert.equal(secretForms([TOKEN]), first);

@@ -78,6 +78,14 @@ const COMMON_TLD = String.raw`(?:com|net|org|edu|gov|mil|int|io|co|ai|dev|app|me
 
 const MAX_EMAIL_PASSES = 8;
 
+/**
+ * What every address the pattern takes holds: an at sign (or a look-alike), a bracketed "at", or
+ * a spelled-out "dot" (the all-words form needs one). Most text holds none and is returned
+ * without the pattern's scan, which tries every word (12 ns a character on prose, the largest
+ * part of the reply filter's cost).
+ */
+const EMAIL_HINT = new RegExp(String.raw`[@\uFF20\uFE6B]|${OPEN}\s{0,2}at\s{0,2}${CLOSE}|dot`, 'i');
+
 const EMAIL_PATTERN = new RegExp(
   // name@domain.tld, name [at] domain [dot] tld, name(at)domain.tld, name @ domain dot tld, …
   String.raw`(?<!${LOCAL_CHAR})${LOCAL_RUN}(?:(?:${DOT_BRACKETED}|${DOT_WORD}|${DOT_SPACED})${LOCAL_RUN}){0,8}(?:${AT_SYMBOL}|${AT_BRACKETED})(?:${LABEL}${DOT_ANY}){1,8}${TLD}` +
@@ -107,6 +115,7 @@ const EMAIL_PATTERN = new RegExp(
  */
 export function redactContactDetails(text: string): RedactResult {
   if (typeof text !== 'string') return { text: '', redacted: 0 };
+  if (!EMAIL_HINT.test(text)) return { text, redacted: 0 };
   let redacted = 0;
   let out = text;
   // A match can end inside the next address ("a@b.io . c.@d.io" takes "a@b.io . c"), and the
@@ -155,9 +164,8 @@ export function redactContactDetails(text: string): RedactResult {
  */
 export function redactSecrets(text: string, secrets: readonly string[]): RedactResult {
   if (typeof text !== 'string') return { text: '', redacted: 0 };
-  const { forms } = secretForms(secrets);
+  const { forms, matcher } = derivedFor(secrets);
   if (forms.length === 0 || text.length === 0) return { text, redacted: 0 };
-  const matcher = obfuscationMatcher(secrets);
   const first = replaceForms(text, forms, SECRET_REPLACEMENT, matcher);
   if (first.redacted === 0) return first;
   if (!forms.some((form) => first.text.includes(form)) && matcher.spans(first.text) === undefined) return first;
@@ -173,6 +181,38 @@ export function redactSecrets(text: string, secrets: readonly string[]): RedactR
 const matchers = new Map<string, ObfuscationMatcher>();
 const formsByList = new Map<string, { readonly forms: readonly string[]; readonly ignored: number }>();
 const MAX_CACHED_LISTS = 32;
+
+/** What one list was derived into, and a copy of its entries to tell whether it has changed since. */
+interface Derived {
+  readonly entries: readonly unknown[];
+  readonly forms: readonly string[];
+  readonly matcher: ObfuscationMatcher;
+}
+
+/**
+ * The derivation of the last lists seen, by the array itself: a caller passes the same array
+ * call after call (the reply filter, chunk after chunk), and comparing its entries one by one
+ * costs less than the key (2 µs a call for one secret). An array changed in place is derived again.
+ */
+const derivedByList = new WeakMap<readonly string[], Derived>();
+
+function derivedFor(secrets: readonly string[]): Derived {
+  const known = Array.isArray(secrets) ? derivedByList.get(secrets) : undefined;
+  if (known !== undefined && sameEntries(known.entries, secrets)) return known;
+  const derived: Derived = {
+    entries: Array.isArray(secrets) ? [...(secrets as readonly unknown[])] : [],
+    forms: secretForms(secrets).forms,
+    matcher: obfuscationMatcher(secrets),
+  };
+  if (Array.isArray(secrets)) derivedByList.set(secrets, derived);
+  return derived;
+}
+
+function sameEntries(entries: readonly unknown[], secrets: readonly unknown[]): boolean {
+  if (entries.length !== secrets.length) return false;
+  for (let i = 0; i < entries.length; i++) if (entries[i] !== secrets[i]) return false;
+  return true;
+}
 
 /** Each string entry as JSON (quoted, escaped), anything else as `_` (ignored when deriving): never throws. */
 function listKey(secrets: readonly string[]): string {

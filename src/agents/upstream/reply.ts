@@ -26,6 +26,7 @@
 import {
   UNTRUSTED_END_MARKER,
   UNTRUSTED_START_MARKER,
+  continuationTail,
   neutraliseContinuation,
   redactContactDetails,
   redactSecrets,
@@ -168,7 +169,7 @@ export class ReplyFilter {
       text = redacted.text;
     }
     const neutralised = neutraliseContinuation(this.#checkedTail, text);
-    this.#checkedTail = (this.#checkedTail + text).slice(-CHECKED_TAIL_CHARS);
+    this.#checkedTail = continuationTail(this.#checkedTail + text, CHECKED_TAIL_CHARS);
     this.#markers += neutralised.neutralised;
     const clean = redactContactDetails(neutralised.text);
     this.#emails += clean.redacted;
