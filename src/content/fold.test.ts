@@ -75,6 +75,29 @@ describe('foldForDetection', () => {
     );
   });
 
+  it('is each code point folded in turn, for any string (ASCII runs are copied whole)', () => {
+    const oneByOne = (text: string): string => {
+      let out = '';
+      for (let i = 0; i < text.length;) {
+        const cp = text.codePointAt(i) ?? 0;
+        out += foldCodePoint(cp);
+        i += cp > 0xffff ? 2 : 1;
+      }
+      return out;
+    };
+    const unit = fc.oneof(
+      fc.constantFrom(...'aZ 9\n-', 'É', 'Ｉ', '\u200b', 'ﬃ', '😀', '\ud800', '\udc00', 'а', '—'),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 30 }), (units) => {
+        const text = units.join('');
+        assert.equal(foldForDetection(text), oneByOne(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('is total on any string, lone surrogates included', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.constantFrom('', '\ud800', '\udc00'), (s, lone) => {

@@ -184,12 +184,22 @@ export function foldCodePoint(cp: number): string {
  */
 export function foldForDetection(text: string): string {
   if (ASCII_ONLY.test(text)) return text.toLowerCase();
+  // ASCII folds to its lower case: runs of it are copied whole, so prose with a dash or a curly
+  // quote here and there is not rebuilt one character at a time.
   const parts: string[] = [];
+  let run = 0;
   for (let i = 0; i < text.length;) {
+    if (text.charCodeAt(i) < 0x80) {
+      i++;
+      continue;
+    }
+    if (run < i) parts.push(text.slice(run, i).toLowerCase());
     const cp = text.codePointAt(i) ?? 0;
     parts.push(foldCodePoint(cp));
     i += cp > 0xffff ? 2 : 1;
+    run = i;
   }
+  if (run < text.length) parts.push(text.slice(run).toLowerCase());
   return parts.join('');
 }
 

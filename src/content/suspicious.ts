@@ -269,21 +269,29 @@ function isBase64Char(code: number): boolean {
  * Each whole run of at least {@link MIN_BASE64_RUN} base64 characters, with up to two `=` after
  * it, that {@link looksLikeBase64}: what `/(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80,}={0,2}/g`
  * matches, in one pass instead of a look-behind and a failed match at every word.
+ *
+ * A long enough run that starts at `i` or later, but before `i + MIN_BASE64_RUN`, holds the
+ * character at `i + MIN_BASE64_RUN - 1`; reading back from there to the nearest character
+ * outside the alphabet skips what no such run can start in: prose is crossed in strides of about
+ * 80 characters, a few of them read, instead of every one.
  */
 function countBase64Runs(raw: string): number {
   let n = 0;
   const length = raw.length;
-  for (let i = 0; i < length;) {
-    if (!isBase64Char(raw.charCodeAt(i))) {
-      i++;
+  // Invariant: no run starts before i, and i is a run's start unless raw[i] is outside the alphabet.
+  let i = 0;
+  while (i + MIN_BASE64_RUN <= length) {
+    let back = i + MIN_BASE64_RUN - 1;
+    while (back >= i && isBase64Char(raw.charCodeAt(back))) back--;
+    if (back >= i) {
+      i = back + 1;
       continue;
     }
-    const start = i;
-    while (i < length && isBase64Char(raw.charCodeAt(i))) i++;
-    if (i - start < MIN_BASE64_RUN) continue;
-    let end = i;
-    while (end < length && end - i < 2 && raw.charCodeAt(end) === 0x3d) end++;
-    if (looksLikeBase64(raw.slice(start, end))) n++;
+    let runEnd = i + MIN_BASE64_RUN;
+    while (runEnd < length && isBase64Char(raw.charCodeAt(runEnd))) runEnd++;
+    let end = runEnd;
+    while (end < length && end - runEnd < 2 && raw.charCodeAt(end) === 0x3d) end++;
+    if (looksLikeBase64(raw.slice(i, end))) n++;
     i = end;
   }
   return n;
