@@ -9,7 +9,7 @@
  * ```
  */
 import { isInvisible } from './fold.js';
-import { BRACKET, breaksPhrase, SEP, skeleton, skeletonOf } from './skeleton.js';
+import { BRACKET, breaksPhrase, mayHoldPhrase, SEP, skeleton, skeletonOf } from './skeleton.js';
 import { MARKER_REPLACEMENT } from './markers.js';
 
 /** The result of {@link neutraliseMarkers}. */
@@ -165,6 +165,7 @@ function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
   if (typeof text !== 'string' || text.length < MIN_LOOKALIKE_LENGTH) {
     return { text: typeof text === 'string' ? text.slice(emitted) : '', neutralised: 0 };
   }
+  if (!mayHoldPhrase(text)) return { text: emitted === 0 ? text : text.slice(emitted), neutralised: 0 };
   const { skel, owner } = skeleton(text);
   const start = (k: number): number => (owner === null ? k : (owner[k] ?? 0));
   const end = (k: number): number => {

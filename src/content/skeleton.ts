@@ -240,16 +240,28 @@ export function skeletonOf(cp: number): string {
   return sk;
 }
 
+/** What an ASCII character's skeleton is to the phrase pattern: a gap (separator, line break, bracket). */
+const GAP = 0;
+/** A letter the phrase may use, or a letter-like symbol that may stand for one. */
+const LETTER = 1;
 /**
- * ASCII characters no look-alike can hold: their skeleton is a letter outside the phrase
- * ('b', 'h', 'i', …, upper case folded) or another letter or digit ('#': '2', '6', '8', '9').
- * The phrase pattern admits only the phrase's letters, separators, line breaks, brackets and
- * letter-like symbols, so no match spans one of these.
+ * A character no look-alike can hold: a letter outside the phrase ('b', 'h', 'i', …, upper case
+ * folded) or another letter or digit ('#': '2', '6', '8', '9'). The phrase pattern admits only
+ * the phrase's letters, separators, line breaks, brackets and letter-like symbols, so no match
+ * spans one of these.
  */
-const BREAKS_PHRASE: Uint8Array = ASCII_CODES.map((code) => {
+const BREAK = 2;
+const ASCII_ROLE: Uint8Array = ASCII_CODES.map((code) => {
   const k = String.fromCharCode(code);
-  return k === OTHER || (k >= 'a' && k <= 'z' && !PHRASE_LETTERS.has(k)) ? 1 : 0;
+  if (k === OTHER || (k >= 'a' && k <= 'z' && !PHRASE_LETTERS.has(k))) return BREAK;
+  return (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') ? LETTER : GAP;
 });
+
+/**
+ * The fewest letters a look-alike spells: "external untrusted content" with 'm' for "rn" (7 + 9
+ * + 7), each a lower-case letter or a letter-like symbol of the skeleton.
+ */
+const MIN_PHRASE_LETTERS = 23;
 
 /**
  * True for a UTF-16 code unit that no marker look-alike can contain (an ASCII letter outside the
@@ -262,5 +274,37 @@ const BREAKS_PHRASE: Uint8Array = ASCII_CODES.map((code) => {
  * ```
  */
 export function breaksPhrase(unit: number): boolean {
-  return unit < 0x80 && BREAKS_PHRASE[unit] === 1;
+  return unit < 0x80 && ASCII_ROLE[unit] === BREAK;
+}
+
+/**
+ * False when the text cannot hold a look-alike, told without building its skeleton: no stretch
+ * between two characters that break the phrase ({@link breaksPhrase}) has room for the
+ * {@link MIN_PHRASE_LETTERS} letters it spells. An ASCII character is one skeleton character;
+ * any other code unit is counted as the longest skeleton a code point has ({@link MAX_EXPANSION}
+ * letters) and never as a break, so the answer errs only towards true. Prose breaks the phrase
+ * every few characters, and most text is answered in one pass over its code units.
+ *
+ * @example
+ * ```ts
+ * mayHoldPhrase('the weather is fine today'); // false
+ * mayHoldPhrase('<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>'); // true
+ * ```
+ */
+export function mayHoldPhrase(text: string): boolean {
+  let letters = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0x80) letters += MAX_EXPANSION;
+    else {
+      const role = ASCII_ROLE[unit];
+      if (role === BREAK) {
+        letters = 0;
+        continue;
+      }
+      if (role === LETTER) letters++;
+    }
+    if (letters >= MIN_PHRASE_LETTERS) return true;
+  }
+  return false;
 }
