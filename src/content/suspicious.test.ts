@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import fc from 'fast-check';
+import { isInvisible } from './fold.js';
 import { UNTRUSTED_END_MARKER } from './markers.js';
 import { MAX_SCAN_CHARS, SUSPICIOUS_CATEGORIES, countSuspiciousPatterns } from './suspicious.js';
 import type { SuspiciousCategory } from './suspicious.js';
@@ -327,5 +328,96 @@ describe('countSuspiciousPatterns: encoding evasion found in one pass', () => {
     assert.equal(countSuspiciousPatterns(`${plain}\u00e9${'\u200b'.repeat(7)}`).byCategory.encoding_evasion, 0);
     const tags = [...'hidden text'].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('');
     assert.equal(countSuspiciousPatterns(`${plain}${tags}`).byCategory.encoding_evasion, 2);
+  });
+});
+
+describe('countSuspiciousPatterns: invisible characters found in one scan', () => {
+  /** The definition the scan keeps: every code point looked at in turn (the loop it replaced). */
+  function invisiblesOneByOne(raw: string): number {
+    let invisible = 0;
+    let tagRuns = 0;
+    let runLength = 0;
+    let runAfterFlag = false;
+    let prev = -1;
+    const endRun = (): void => {
+      if (runLength > 0 && !(runAfterFlag && runLength <= 7)) {
+        invisible += runLength;
+        tagRuns++;
+      }
+      runLength = 0;
+    };
+    for (let i = 0; i < raw.length;) {
+      const cp = raw.codePointAt(i) ?? 0;
+      if (cp >= 0xe0000 && cp <= 0xe007f) {
+        if (runLength === 0) runAfterFlag = prev === 0x1f3f4;
+        runLength++;
+      } else {
+        endRun();
+        const exempt =
+          cp === 0x200c || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
+        if (!exempt && !(cp === 0xfeff && i === 0) && isInvisible(cp)) invisible++;
+      }
+      prev = cp;
+      i += cp > 0xffff ? 2 : 1;
+    }
+    endRun();
+    return (invisible >= 8 ? 1 : 0) + tagRuns;
+  }
+  const unit = fc.constantFrom(
+    'a',
+    ' ',
+    '\u00e9',
+    '\u00ad',
+    '\u034f',
+    '\u200b',
+    '\u200c',
+    '\u200d',
+    '\u2062',
+    '\u2066',
+    '\ufe0f',
+    '\ufeff',
+    '\u{e0041}',
+    '\u{e0067}',
+    '\u{e007f}',
+    '\u{e0100}',
+    '\u{e0200}',
+    '\u{1f3f4}',
+    '\u{1f600}',
+    '\ud800',
+    '\udc00',
+  );
+
+  it('counts as the code-point loop does, for any mix of invisibles, tags, flags and surrogates', () => {
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 40 }), (units) => {
+        const text = units.join('');
+        assert.equal(
+          countSuspiciousPatterns(text).byCategory.encoding_evasion,
+          invisiblesOneByOne(text),
+          JSON.stringify(text),
+        );
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('lets a leading BOM go, and no other', () => {
+    assert.equal(countSuspiciousPatterns(`\ufeff${'\u200b'.repeat(7)}`).byCategory.encoding_evasion, 0);
+    assert.equal(countSuspiciousPatterns(`a\ufeff${'\u200b'.repeat(7)}`).byCategory.encoding_evasion, 1);
+  });
+
+  it('takes every code point isInvisible takes, and no other', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0x10ffff }), (cp) => {
+        if (cp >= 0xd800 && cp <= 0xdfff) return;
+        const text = `x${String.fromCodePoint(cp).repeat(8)}`;
+        assert.equal(
+          countSuspiciousPatterns(text).byCategory.encoding_evasion,
+          invisiblesOneByOne(text),
+          cp.toString(16),
+        );
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { collapseWhitespace, foldForDetection, isInvisible } from './fold.js';
+import { collapseWhitespace, foldForDetection } from './fold.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -222,6 +222,7 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
   let invisible = 0;
   let tagRuns = 0;
   let runLength = 0; // tag characters in the current run
+  let runEnd = -1; // where the current run's next tag character would start
   let runAfterFlag = false; // the current run follows U+1F3F4 (a subdivision flag)
   const endRun = (): void => {
     if (runLength > 0 && !(runAfterFlag && runLength <= MAX_FLAG_TAGS)) {
@@ -230,31 +231,36 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
     }
     runLength = 0;
   };
-  // Nothing below U+00AD is invisible or a tag (see isInvisible): start at the first code unit
-  // that could be, which for most text is none.
-  const first = raw.search(FROM_SOFT_HYPHEN);
-  if (first === -1) return { invisible: 0, tagRuns: 0 };
-  let prev = -1;
-  for (let i = first; i < raw.length;) {
-    const cp = raw.codePointAt(i) ?? 0;
+  // One scan for the invisible code points, which most text has none of, instead of a look at
+  // every code point; a run of tags ends wherever the next one does not follow at once.
+  INVISIBLE.lastIndex = 0;
+  for (let m = INVISIBLE.exec(raw); m !== null; m = INVISIBLE.exec(raw)) {
+    const at = m.index;
+    const cp = raw.codePointAt(at) ?? 0;
     if (cp >= 0xe0000 && cp <= 0xe007f) {
-      if (runLength === 0) runAfterFlag = prev === 0x1f3f4;
+      if (runLength === 0 || at !== runEnd) {
+        endRun();
+        runAfterFlag = at >= 2 && raw.codePointAt(at - 2) === 0x1f3f4;
+      }
       runLength++;
-    } else {
-      endRun();
-      const exempt =
-        cp === 0x200c || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
-      if (!exempt && !(cp === 0xfeff && i === 0) && isInvisible(cp)) invisible++;
+      runEnd = at + 2;
+      continue;
     }
-    prev = cp;
-    i += cp > 0xffff ? 2 : 1;
+    endRun();
+    const exempt = cp === 0x200c || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
+    if (!exempt && !(cp === 0xfeff && at === 0)) invisible++;
   }
+  INVISIBLE.lastIndex = 0;
   endRun();
   return { invisible, tagRuns };
 }
 
-/** A code unit from U+00AD up. */
-const FROM_SOFT_HYPHEN = /[\u00ad-\uffff]/;
+/**
+ * Every code point `isInvisible` (fold.ts) calls invisible, tag characters included: its explicit
+ * ranges and the format and default-ignorable classes (none of them below U+00AD).
+ */
+const INVISIBLE =
+  /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e0fff}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
 /** 1 for the characters of the base64 and base64url alphabets (`A-Z a-z 0-9 + / _ -`), by code. */
 const BASE64_CHAR = new Uint8Array(128);
