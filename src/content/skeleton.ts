@@ -251,11 +251,14 @@ const LETTER = 1;
  * spans one of these.
  */
 const BREAK = 2;
-const ASCII_ROLE: Uint8Array = ASCII_CODES.map((code) => {
+/** The role of each skeleton character (skeletons are ASCII), by its code. */
+const SKELETON_ROLE: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, code) => {
   const k = String.fromCharCode(code);
   if (k === OTHER || (k >= 'a' && k <= 'z' && !PHRASE_LETTERS.has(k))) return BREAK;
   return (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') ? LETTER : GAP;
 });
+/** The role of each ASCII character: that of its one-character skeleton. */
+const ASCII_ROLE: Uint8Array = ASCII_CODES.map((code) => SKELETON_ROLE[code] ?? GAP);
 
 /**
  * The fewest letters a look-alike spells: "external untrusted content" with 'm' for "rn" (7 + 9
@@ -278,12 +281,36 @@ export function breaksPhrase(unit: number): boolean {
 }
 
 /**
+ * What a code point of the Basic Multilingual Plane past ASCII adds to {@link mayHoldPhrase}'s
+ * count, by code point, learnt from its skeleton on first sight: 0 not yet known, 1 it breaks the
+ * phrase (a one-character skeleton that does), 2 + n it adds n letters (a skeleton of n
+ * characters counts as n, whatever they are). Made on the first such code point; 64 KiB.
+ */
+let bmpCounts: Uint8Array | undefined;
+const BMP_BREAKS = 1;
+
+function bmpCount(cp: number): number {
+  bmpCounts ??= new Uint8Array(0x10000);
+  let count = bmpCounts[cp] ?? 0;
+  if (count === 0) {
+    const sk = skeletonOf(cp);
+    const role = sk.length === 1 ? SKELETON_ROLE[sk.charCodeAt(0)] : undefined;
+    count = role === BREAK ? BMP_BREAKS : 2 + (role === undefined ? sk.length : role === LETTER ? 1 : 0);
+    bmpCounts[cp] = count;
+  }
+  return count;
+}
+
+/**
  * False when the text cannot hold a look-alike, told without building its skeleton: no stretch
- * between two characters that break the phrase ({@link breaksPhrase}) has room for the
- * {@link MIN_PHRASE_LETTERS} letters it spells. An ASCII character is one skeleton character;
- * any other code unit is counted as the longest skeleton a code point has ({@link MAX_EXPANSION}
- * letters) and never as a break, so the answer errs only towards true. Prose breaks the phrase
- * every few characters, and most text is answered in one pass over its code units.
+ * between two characters that break the phrase has room for the {@link MIN_PHRASE_LETTERS}
+ * letters it spells. A character counts the letters of its skeleton (an ASCII one, or one of
+ * the Basic Multilingual Plane learnt once from its skeleton; a skeleton of several characters
+ * counts them all), one that breaks the phrase (a one-character skeleton such as 'h', or '#' for
+ * another letter: most letters of other scripts) ends the stretch, and a surrogate counts as
+ * the longest skeleton a code point has ({@link MAX_EXPANSION}), so the answer errs only towards
+ * true. Prose breaks the phrase every few characters, in Latin script and in most others, and
+ * most text is answered in one pass over its code units.
  *
  * @example
  * ```ts
@@ -295,14 +322,22 @@ export function mayHoldPhrase(text: string): boolean {
   let letters = 0;
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
-    if (unit >= 0x80) letters += MAX_EXPANSION;
-    else {
+    if (unit < 0x80) {
       const role = ASCII_ROLE[unit];
       if (role === BREAK) {
         letters = 0;
         continue;
       }
       if (role === LETTER) letters++;
+    } else if (unit >= 0xd800 && unit <= 0xdfff) {
+      letters += MAX_EXPANSION;
+    } else {
+      const count = bmpCount(unit);
+      if (count === BMP_BREAKS) {
+        letters = 0;
+        continue;
+      }
+      letters += count - 2;
     }
     if (letters >= MIN_PHRASE_LETTERS) return true;
   }
