@@ -81,8 +81,7 @@ const MAX_EMAIL_PASSES = 8;
 /**
  * What every address the pattern takes holds: an at sign (or a look-alike), a bracketed "at", or
  * a spelled-out "dot" (the all-words form needs one). Most text holds none and is returned
- * without the pattern's scan, which tries every word (12 ns a character on prose, the largest
- * part of the reply filter's cost).
+ * without the pattern's scan, which tries every word (12 ns a character on prose).
  */
 const EMAIL_HINT = new RegExp(String.raw`[@\uFF20\uFE6B]|${OPEN}\s{0,2}at\s{0,2}${CLOSE}|dot`, 'i');
 
