@@ -162,9 +162,8 @@ export function continuationTail(sent: string, maxChars: number): string {
 
 /** Neutralises `text`, returning only what follows its first `emitted` characters. */
 function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
-  if (typeof text !== 'string' || text.length < MIN_LOOKALIKE_LENGTH) {
-    return { text: typeof text === 'string' ? text.slice(emitted) : '', neutralised: 0 };
-  }
+  if (typeof text !== 'string') return { text: '', neutralised: 0 };
+  // Text with no room for the phrase's letters, short text among it, is answered without a skeleton.
   if (!mayHoldPhrase(text)) return { text: emitted === 0 ? text : text.slice(emitted), neutralised: 0 };
   const { skel, owner } = skeleton(text);
   const start = (k: number): number => (owner === null ? k : (owner[k] ?? 0));
@@ -197,12 +196,6 @@ function neutraliseFrom(text: string, emitted: number): NeutraliseResult {
   out.push(text.slice(copied));
   return { text: out.join(''), neutralised };
 }
-
-/**
- * The shortest text that can hold the phrase: 24 letters, and one code point folds to at most six
- * (ligatures such as 'ﬆ' spell two letters in one code unit).
- */
-const MIN_LOOKALIKE_LENGTH = 4;
 
 /**
  * Extends a match start leftwards over brackets that sit within {@link MAX_BRACKET_GAP}

@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { collapseWhitespace, foldForDetection } from './fold.js';
+import { collapseWhitespace, foldForDetection, invisibleCodePoints } from './fold.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -233,9 +233,7 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
   };
   // One scan for the invisible code points, which most text has none of, instead of a look at
   // every code point; a run of tags ends wherever the next one does not follow at once.
-  INVISIBLE.lastIndex = 0;
-  for (let m = INVISIBLE.exec(raw); m !== null; m = INVISIBLE.exec(raw)) {
-    const at = m.index;
+  for (const { index: at = 0 } of invisibleCodePoints(raw)) {
     const cp = raw.codePointAt(at) ?? 0;
     if (cp >= 0xe0000 && cp <= 0xe007f) {
       if (runLength === 0 || at !== runEnd) {
@@ -250,17 +248,9 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
     const exempt = cp === 0x200c || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
     if (!exempt && !(cp === 0xfeff && at === 0)) invisible++;
   }
-  INVISIBLE.lastIndex = 0;
   endRun();
   return { invisible, tagRuns };
 }
-
-/**
- * Every code point `isInvisible` (fold.ts) calls invisible, tag characters included: its explicit
- * ranges and the format and default-ignorable classes (none of them below U+00AD).
- */
-const INVISIBLE =
-  /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e0fff}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
 /** 1 for the characters of the base64 and base64url alphabets (`A-Z a-z 0-9 + / _ -`), by code. */
 const BASE64_CHAR = new Uint8Array(128);
