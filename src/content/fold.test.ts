@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { collapseWhitespace, foldCodePoint, foldForDetection, isInvisible } from './fold.js';
+import { collapseWhitespace, foldCodePoint, foldForDetection, isInvisible, nextInvisible } from './fold.js';
 import { INVISIBLES } from './arbitraries.test.js';
 
 describe('isInvisible', () => {
@@ -25,6 +25,65 @@ describe('isInvisible', () => {
     for (const ch of ['a', 'Z', '0', ' ', '\n', '\t', '<', 'é', 'Ж', '中', '🙂', '\u00a0', '\u3000']) {
       assert.ok(!isInvisible(ch.codePointAt(0) ?? 0), JSON.stringify(ch));
     }
+  });
+});
+
+describe('the invisible table', () => {
+  /** The definition the table is read from: the character class itself, one code point at a time. */
+  const CLASS =
+    /^[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e0fff}\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+
+  it('takes every code point of the Basic Multilingual Plane the class takes, and no other', () => {
+    for (let cp = 0; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      assert.equal(isInvisible(cp), CLASS.test(String.fromCharCode(cp)), `U+${cp.toString(16)}`);
+    }
+  });
+
+  it('nextInvisible finds each invisible code point in turn, as a look at every code point does', () => {
+    const oneByOne = (text: string, from: number): number => {
+      for (let i = from; i < text.length;) {
+        const cp = text.codePointAt(i) ?? 0;
+        if (isInvisible(cp)) return i;
+        i += cp > 0xffff ? 2 : 1;
+      }
+      return -1;
+    };
+    const unit = fc.oneof(
+      fc.constantFrom(
+        'a',
+        ' ',
+        '\u00ac',
+        '\u00ad',
+        '\u00ae',
+        'é',
+        'Ж',
+        '\u200b',
+        '\u2060',
+        '\ufeff',
+        '\u{e0041}',
+        '😀',
+        '\ud800',
+        '\udc00',
+      ),
+      fc.string({ unit: 'binary', maxLength: 2 }),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 30 }), (units) => {
+        const text = units.join('');
+        for (let at = 0; at <= text.length; at++) {
+          if (
+            at > 0 &&
+            at < text.length &&
+            /[\udc00-\udfff]/.test(text[at] ?? '') &&
+            /[\ud800-\udbff]/.test(text[at - 1] ?? '')
+          )
+            continue;
+          assert.equal(nextInvisible(text, at), oneByOne(text, at), `${JSON.stringify(text)} from ${at}`);
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
@@ -96,6 +155,24 @@ describe('foldForDetection', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('is each code point folded in turn, for every code point of the Basic Multilingual Plane (the table, learnt and then read)', () => {
+    let text = '';
+    let expected = '';
+    for (let cp = 0x80; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      text += `${String.fromCharCode(cp)}x`;
+      expected += `${foldCodePoint(cp)}x`;
+    }
+    assert.equal(foldForDetection(text), expected);
+    assert.equal(foldForDetection(text), expected);
+  });
+
+  it('folds Latin-1 and wider text alike (one-byte and two-byte results)', () => {
+    assert.equal(foldForDetection('Café DÉJÀ'), 'cafe deja');
+    assert.equal(foldForDetection('Café — ДЖЗ'), 'cafe — джз');
+    assert.equal(foldForDetection(`${'é'.repeat(10_000)}Ｘ`), `${'e'.repeat(10_000)}x`);
   });
 
   it('is total on any string, lone surrogates included', () => {

@@ -29,7 +29,9 @@
  * ```
  */
 export function isInvisible(cp: number): boolean {
-  return cp >= 0xad && ONE_INVISIBLE.test(String.fromCodePoint(cp));
+  if (cp < 0xad) return false;
+  if (cp <= 0xffff) return (bmpInvisible ?? invisibleTable()).table[cp] === 1;
+  return ONE_INVISIBLE.test(String.fromCodePoint(cp));
 }
 
 /**
@@ -40,19 +42,62 @@ export function isInvisible(cp: number): boolean {
  */
 const INVISIBLE_SET = String.raw`\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e0fff}\p{Cf}\p{Default_Ignorable_Code_Point}`;
 const ONE_INVISIBLE = new RegExp(`^[${INVISIBLE_SET}]$`, 'u');
-const ANY_INVISIBLE = new RegExp(`[${INVISIBLE_SET}]`, 'gu');
 
 /**
- * Each invisible code point of `text` ({@link isInvisible}), in order, found by one pattern scan:
- * most text holds none, and the scan costs less than a look at every code point.
+ * The invisible code points of the Basic Multilingual Plane, read from one scan of the class over
+ * every such code point, on first need: `table` holds 1 for each, by code point (64 KiB), and
+ * `candidate` finds the first code unit that may be one (an invisible Latin-1 character, or any
+ * above Latin-1). A look-up instead of the class per character: the class, with its two
+ * properties, cost ~6 ns a character of text in other scripts; and Latin-1 text, which holds
+ * none but the soft hyphen, is passed over by the pattern engine without a look at each unit.
+ */
+interface InvisibleTable {
+  readonly table: Uint8Array;
+  readonly candidate: RegExp;
+}
+let bmpInvisible: InvisibleTable | undefined;
+
+function invisibleTable(): InvisibleTable {
+  const table = new Uint8Array(0x10000);
+  // Every code point of the plane but the surrogates, which the class never holds.
+  const codes = new Uint16Array(0x10000 - 0x800);
+  for (let i = 0; i < codes.length; i++) codes[i] = i < 0xd800 ? i : i + 0x800;
+  const plane = Buffer.from(codes.buffer).toString('utf16le');
+  for (const { index = 0 } of plane.matchAll(new RegExp(`[${INVISIBLE_SET}]`, 'gu'))) table[codes[index] as number] = 1;
+  let latin1 = '';
+  for (let cp = 0; cp <= 0xff; cp++) if (table[cp] === 1) latin1 += `\\u${cp.toString(16).padStart(4, '0')}`;
+  bmpInvisible = { table, candidate: new RegExp(`[${latin1}\\u0100-\\uffff]`, 'g') };
+  return bmpInvisible;
+}
+
+/**
+ * Where the next invisible code point ({@link isInvisible}) of `text` starts, at `from` or later;
+ * −1 for none. `from` is the start of a code point.
  *
  * @example
  * ```ts
- * [...invisibleCodePoints('a\u200bb')].map((m) => m.index); // [1]
+ * nextInvisible('a\u200bb', 0); // 1
+ * nextInvisible('a\u200bb', 2); // -1
  * ```
  */
-export function invisibleCodePoints(text: string): IterableIterator<RegExpMatchArray> {
-  return text.matchAll(ANY_INVISIBLE);
+export function nextInvisible(text: string, from: number): number {
+  const { table, candidate } = bmpInvisible ?? invisibleTable();
+  candidate.lastIndex = from;
+  if (!candidate.test(text)) return -1;
+  for (let i = candidate.lastIndex - 1; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xad) continue;
+    if (unit < 0xd800 || unit > 0xdfff) {
+      if (table[unit] === 1) return i;
+      continue;
+    }
+    const cp = text.codePointAt(i) ?? unit;
+    if (cp > 0xffff) {
+      if (ONE_INVISIBLE.test(String.fromCodePoint(cp))) return i;
+      i++;
+    }
+  }
+  return -1;
 }
 
 const COMBINING_MARK = /^[\p{Mn}\p{Me}]$/u;
@@ -185,6 +230,31 @@ export function foldCodePoint(cp: number): string {
 }
 
 /**
+ * The fold of each code point of the Basic Multilingual Plane past ASCII as one UTF-16 code,
+ * learnt from {@link foldCodePoint} on first sight: 0 not yet known, {@link FOLDS_TO_NOTHING},
+ * {@link FOLDS_TO_SEVERAL} (then read from the memo). Made on the first such code point; 128 KiB,
+ * fixed whatever the input, so hostile text cannot make it grow or thrash it.
+ */
+let bmpFold: Uint16Array | undefined;
+/** Surrogate codes: never the one-code fold of a code point of the Basic Multilingual Plane. */
+const FOLDS_TO_NOTHING = 0xdfff;
+const FOLDS_TO_SEVERAL = 0xdffe;
+
+/** ASCII lower-cased, by code. */
+const ASCII_LOWER: Uint16Array = Uint16Array.from(ASCII_FOLD, (ch) => ch.charCodeAt(0));
+
+/** Where {@link foldForDetection} writes, reused call after call (grown, never shrunk past a bound). */
+let foldCodes: Uint16Array = new Uint16Array(4096);
+const KEEP_FOLD_CODES = 256 * 1024;
+
+function bmpFoldCode(cp: number, table: Uint16Array): number {
+  const folded = foldCodePoint(cp);
+  const code = folded.length === 0 ? FOLDS_TO_NOTHING : folded.length === 1 ? folded.charCodeAt(0) : FOLDS_TO_SEVERAL;
+  table[cp] = code;
+  return code;
+}
+
+/**
  * The detection fold of a whole string (see the module comment). Linear in the input length.
  *
  * @example
@@ -194,26 +264,68 @@ export function foldCodePoint(cp: number): string {
  */
 export function foldForDetection(text: string): string {
   if (ASCII_ONLY.test(text)) return text.toLowerCase();
-  // ASCII folds to its lower case: runs of it are copied whole, so prose with a dash or a curly
-  // quote here and there is not rebuilt one character at a time. Appended to one string (V8
-  // joins the pieces once, when the string is first read) rather than collected and joined: an
-  // array of a piece per character cost about as much again for text in other scripts.
-  let out = '';
-  let run = 0;
-  for (let i = 0; i < text.length;) {
-    if (text.charCodeAt(i) < 0x80) {
-      i++;
+  // One code at a time into a reused array, decoded into a string once: appending a piece per
+  // character to a string, or collecting them to join, cost 10–14 ns a character in other
+  // scripts; the code of most characters is one read of the table.
+  const n = text.length;
+  const table = (bmpFold ??= new Uint16Array(0x10000));
+  let codes = foldCodes.length >= n + MAX_EXPANSION ? foldCodes : (foldCodes = new Uint16Array(2 * n + MAX_EXPANSION));
+  let k = 0;
+  let wide = false;
+  for (let i = 0; i < n; i++) {
+    if (k + MAX_EXPANSION > codes.length) codes = growFoldCodes(k);
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) {
+      codes[k++] = ASCII_LOWER[unit] as number;
       continue;
     }
-    if (run < i) out += text.slice(run, i).toLowerCase();
-    const cp = text.codePointAt(i) ?? 0;
-    out += foldCodePoint(cp);
-    i += cp > 0xffff ? 2 : 1;
-    run = i;
+    if (unit < 0xd800 || unit > 0xdfff) {
+      let code = table[unit] as number;
+      if (code === 0) code = bmpFoldCode(unit, table);
+      if (code < FOLDS_TO_SEVERAL || code > FOLDS_TO_NOTHING) {
+        codes[k++] = code;
+        if (code > 0xff) wide = true;
+        continue;
+      }
+      if (code === FOLDS_TO_NOTHING) continue;
+    }
+    // Several characters, a surrogate pair, or a lone surrogate (which folds to itself).
+    const cp = text.codePointAt(i) ?? unit;
+    if (cp > 0xffff) i++;
+    const folded = foldCodePoint(cp);
+    for (let j = 0; j < folded.length; j++) {
+      const code = folded.charCodeAt(j);
+      codes[k++] = code;
+      if (code > 0xff) wide = true;
+    }
   }
-  return run < text.length ? out + text.slice(run).toLowerCase() : out;
+  const folded = wide ? utf16String(codes, k) : latin1String(codes, k);
+  if (foldCodes.length > KEEP_FOLD_CODES) foldCodes = new Uint16Array(4096);
+  return folded;
 }
 
+function growFoldCodes(used: number): Uint16Array {
+  const grown = new Uint16Array(2 * foldCodes.length + MAX_EXPANSION);
+  grown.set(foldCodes.subarray(0, used));
+  foldCodes = grown;
+  return grown;
+}
+
+/** Where a Latin-1 fold is narrowed to bytes before it is decoded. */
+let latin1Bytes: Uint8Array = new Uint8Array(4096);
+
+function utf16String(codes: Uint16Array, length: number): string {
+  return Buffer.from(codes.buffer, codes.byteOffset, length * 2).toString('utf16le');
+}
+
+/** Codes all below 0x100 as a one-byte string: half the memory, and the patterns' faster path. */
+function latin1String(codes: Uint16Array, length: number): string {
+  if (latin1Bytes.length < length) latin1Bytes = new Uint8Array(length + 4096);
+  latin1Bytes.set(codes.subarray(0, length));
+  const text = Buffer.from(latin1Bytes.buffer, latin1Bytes.byteOffset, length).toString('latin1');
+  if (latin1Bytes.length > KEEP_FOLD_CODES) latin1Bytes = new Uint8Array(4096);
+  return text;
+}
 /**
  * Every run of white space (`\s`: spaces, tabs, line breaks, no-break and other Unicode spaces)
  * made one space: what `text.replace(/\s+/g, ' ')` gives, without replacing each single space by

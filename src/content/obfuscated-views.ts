@@ -42,6 +42,28 @@ export function skeletonChars(cp: number): string {
   return out;
 }
 
+/**
+ * The skeleton of each code point of the Basic Multilingual Plane past ASCII as one UTF-16
+ * code, learnt from {@link skeletonChars} on first sight: 0 not yet known, {@link NO_SKELETON},
+ * {@link SEVERAL_CHARS} (then made again: rare). Made on the first such code point; 128 KiB,
+ * fixed whatever the input.
+ */
+let bmpSkeleton: Uint16Array | undefined;
+/** Surrogate codes: never the one-character skeleton of a code point of the Basic Multilingual Plane. */
+const NO_SKELETON = 0xdfff;
+const SEVERAL_CHARS = 0xdffe;
+
+function bmpSkeletonCode(cp: number): number {
+  const table = (bmpSkeleton ??= new Uint16Array(0x10000));
+  let code = table[cp] as number;
+  if (code === 0) {
+    const chars = skeletonChars(cp);
+    code = chars.length === 0 ? NO_SKELETON : chars.length === 1 ? chars.charCodeAt(0) : SEVERAL_CHARS;
+    table[cp] = code;
+  }
+  return code;
+}
+
 /** ASCII skeleton codes: the lower-case letter or digit, 0 for the rest. */
 const ASCII_CODE: Uint16Array = Uint16Array.from(ASCII_SKELETON, (ch) => (ch === '' ? 0 : ch.charCodeAt(0)));
 
@@ -154,6 +176,13 @@ export function buildSkeleton(text: string, decode: boolean, mapped: boolean): V
       }
       const code = ASCII_CODE[c] as number;
       if (code !== 0) out.push(code, i, i + 1);
+      i++;
+      continue;
+    }
+    if (c < 0xd800 || c > 0xdfff) {
+      const code = bmpSkeletonCode(c);
+      if (code < SEVERAL_CHARS || code > NO_SKELETON) out.push(code, i, i + 1);
+      else if (code === SEVERAL_CHARS) out.pushAll(skeletonChars(c), i, i + 1);
       i++;
       continue;
     }
@@ -289,6 +318,37 @@ export function buildHexView(text: string, mapped: boolean): View | undefined {
     }
   }
   return digits < 16 ? undefined : out.view(false);
+}
+
+/** By ASCII code: {@link HEX_DIGIT}, {@link HEX_SEPARATOR} (skipped by the hex view), or 0: it ends a run. */
+const HEX_DIGIT = 1;
+const HEX_SEPARATOR = 2;
+const HEX_ROLE: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, c) =>
+  hexDigit(c) >= 0 ? HEX_DIGIT : isHexSeparator(c) ? HEX_SEPARATOR : 0,
+);
+
+/**
+ * True when a run of the hex view ({@link buildHexView}) would hold at least `digits` hex digits,
+ * which a hex needle of that length needs; told in one pass, without building the view.
+ *
+ * @example
+ * ```ts
+ * hasHexRun('id 73:6b:2d:6c:69:76:65:30', 16); // true
+ * hasHexRun('a decade of bad faces', 16);       // false
+ * ```
+ */
+export function hasHexRun(text: string, digits: number): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const role = c < 0x80 ? HEX_ROLE[c] : 0;
+    if (role === HEX_DIGIT) {
+      if (++run >= digits) return true;
+    } else if (role !== HEX_SEPARATOR) {
+      run = 0;
+    }
+  }
+  return false;
 }
 
 function isHexSeparator(c: number): boolean {

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createObfuscationMatcher, skeletonOf } from './obfuscated.js';
+import { hasHexRun, skeletonChars } from './obfuscated-views.js';
 import { SECRET_REPLACEMENT, redactSecrets } from './redact.js';
 
 const SECRET = 'sk-live-0123456789';
@@ -137,6 +138,85 @@ describe('skeletonOf', () => {
   it('folds case, width, separators and invisible characters', () => {
     assert.equal(skeletonOf('Ｓk-LIVE\u200b_\u00ad01'), 'sklive01');
     assert.equal(skeletonOf('É-ß'), 'eß');
+  });
+});
+
+describe('skeletonOf: the table of one-code skeletons', () => {
+  it('is the skeleton of each code point in turn, for every code point of the Basic Multilingual Plane (learnt, then read)', () => {
+    let text = '';
+    let expected = '';
+    for (let cp = 0x80; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      text += `${String.fromCharCode(cp)}z`;
+      expected += `${skeletonChars(cp)}z`;
+    }
+    assert.equal(skeletonOf(text), expected);
+    assert.equal(skeletonOf(text), expected);
+  });
+});
+
+describe('hasHexRun', () => {
+  /** The runs of the hex view, read with patterns: digits between separators, ended by anything else. */
+  const longestRun = (text: string): number =>
+    Math.max(
+      0,
+      ...text.split(/[^0-9a-fA-F \t\n\r:,.\-_%\\#&;xX]/).map((run) => run.replace(/[^0-9a-fA-F]/g, '').length),
+    );
+
+  it('is true exactly when a run of the hex view holds the digits', () => {
+    const unit = fc.constantFrom(
+      ...'0123456789abcdefABCDEF :,.-_%\\#&;xX\t\n\rgzG!é\u00a0\u2028'.split(''),
+      '0x',
+      '\ud83d\ude00',
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 60 }), fc.integer({ min: 1, max: 24 }), (units, digits) => {
+        const text = units.join('');
+        assert.equal(hasHexRun(text, digits), longestRun(text) >= digits, JSON.stringify(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('finds the hex of the shortest secret, 16 digits between letters that end a run', () => {
+    const matcher = createObfuscationMatcher(['k3y-2024']);
+    const hex = Buffer.from('k3y-2024').toString('hex');
+    assert.ok(matcher.spans(`zz ${hex} zz`) !== undefined);
+    assert.ok(matcher.spans(`zz ${pairs('k3y-2024').join(':')} zz`) !== undefined);
+  });
+});
+
+describe('base64 runs, wherever they start', () => {
+  it('finds the base64 of the shortest secret (11 characters) after any prefix, with line breaks inside', () => {
+    const secret = 'k3y-2024';
+    const form = b64(secret).replace(/=+$/, '');
+    assert.equal(form.length, 11);
+    const matcher = createObfuscationMatcher([secret]);
+    for (let p = 0; p < 30; p++) {
+      const prefix = 'ab cd ef gh ij kl mn op qr st uv'.slice(0, p);
+      for (let cut = 0; cut <= form.length; cut++) {
+        for (const form2 of [
+          form,
+          `${form.slice(0, cut)}\n${form.slice(cut)}`,
+          `${form.slice(0, cut)}\r\n${form.slice(cut)}`,
+        ]) {
+          const text = `${prefix} ${form2}. ok`;
+          assert.ok(matcher.spans(text) !== undefined, JSON.stringify(text));
+        }
+      }
+    }
+  });
+
+  it('does not read a run across a character outside the alphabet', () => {
+    const secret = 'k3y-2024';
+    const form = b64(secret).replace(/=+$/, '');
+    const matcher = createObfuscationMatcher([secret]);
+    for (let cut = 1; cut < form.length; cut++) {
+      const text = `${form.slice(0, cut)} ${form.slice(cut)}`;
+      // The skeleton still sees letters and digits; only the base64 reading is looked at here.
+      const spans = matcher.spans(text) ?? [];
+      assert.ok(!(spans[0] === 0 && spans[1] === text.length), JSON.stringify(text));
+    }
   });
 });
 

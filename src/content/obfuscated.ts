@@ -38,7 +38,7 @@
  * ```
  */
 import { Buffer } from 'node:buffer';
-import { type View, buildHexView, buildSkeleton, skeletonChars } from './obfuscated-views.js';
+import { type View, buildHexView, buildSkeleton, hasHexRun, skeletonChars } from './obfuscated-views.js';
 
 /** Letters and digits a secret's skeleton needs before it is matched in folded form. */
 const MIN_SKELETON_LENGTH = 8;
@@ -80,6 +80,8 @@ interface Needles {
   readonly skeletons: readonly string[];
   /** Lower-case hex of the UTF-8 bytes. */
   readonly hex: readonly string[];
+  /** The length of the shortest of {@link hex}: a text with no hex run as long holds none. */
+  readonly shortestHex: number;
   /** The secret's bytes as latin1 strings (UTF-8, UTF-16LE, UTF-16BE), to search decoded base64. */
   readonly bytes: readonly string[];
 }
@@ -123,7 +125,8 @@ export function createObfuscationMatcher(secrets: readonly string[], minLength =
     bytes.add(Buffer.from(le).swap16().toString('latin1'));
   }
   if (longest === 0) return INACTIVE;
-  const needles: Needles = { skeletons: [...skeletons], hex: [...hex], bytes: [...bytes] };
+  const shortestHex = Math.min(...[...hex].map((needle) => needle.length));
+  const needles: Needles = { skeletons: [...skeletons], hex: [...hex], shortestHex, bytes: [...bytes] };
   const maxSpan = 8 * longest + 64;
   return {
     active: true,
@@ -166,7 +169,7 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
       }
     }
   }
-  const hex = HEX_RUN.test(text) ? buildHexView(text, false) : undefined;
+  const hex = hasHexRun(text, needles.shortestHex) ? buildHexView(text, false) : undefined;
   if (hex !== undefined && includesAny(hex.text, needles.hex)) {
     searchView(buildHexView(text, true) as View, needles.hex, maxSpan, spans);
   }
@@ -174,18 +177,12 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
   return spans.length === 0 ? undefined : spans;
 }
 
-/** Every occurrence of every needle in `view`, as original spans of at most `maxSpan`. */
-/**
- * A run of at least 16 hex digits with only separators between them (a superset of what the hex
- * view needs for its shortest needle: 8 bytes); the sets are disjoint, so the scan is linear.
- */
-const HEX_RUN = /[0-9a-f](?:[\s:,.\-_%\\#&;x]*[0-9a-f]){15}/i;
-
 function includesAny(text: string, needles: readonly string[]): boolean {
   for (const needle of needles) if (text.includes(needle)) return true;
   return false;
 }
 
+/** Every occurrence of every needle in `view`, as original spans of at most `maxSpan`. */
 function searchView(view: View, needles: readonly string[], maxSpan: number, spans: number[]): void {
   for (const needle of needles) {
     for (let at = view.text.indexOf(needle); at !== -1; at = view.text.indexOf(needle, at + 1)) {
@@ -222,9 +219,19 @@ function scanBase64(
   map: Level | undefined,
 ): void {
   const n = text.length;
+  // A run is a stretch of base64 characters and line breaks; i is where one starts, or a
+  // character that ends one. A run of MIN_BASE64_RUN characters or more that starts at i or
+  // later, before i + MIN_BASE64_RUN, covers the position i + MIN_BASE64_RUN - 1: reading back
+  // from there to the nearest character that ends a run skips what no such run can start in, so
+  // prose is crossed in strides, a few characters of each read, instead of every one.
   let i = 0;
-  while (i < n) {
-    while (i < n && !isBase64Char(text.charCodeAt(i))) i++;
+  while (i + MIN_BASE64_RUN <= n) {
+    let back = i + MIN_BASE64_RUN - 1;
+    while (back >= i && !endsRun(text.charCodeAt(back))) back--;
+    if (back >= i) {
+      i = back + 1;
+      continue;
+    }
     const from = i;
     let count = 0;
     for (; i < n; i++) {
@@ -250,6 +257,11 @@ function scanBase64(
 
 function isBase64Char(c: number): boolean {
   return c < 0x80 && (BASE64_VALUE[c] as number) >= 0;
+}
+
+/** Neither a base64 character nor a line break (which a run may hold). */
+function endsRun(c: number): boolean {
+  return c >= 0x80 || ((BASE64_VALUE[c] as number) < 0 && c !== 0x0a && c !== 0x0d);
 }
 
 function searchRun(

@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { collapseWhitespace, foldForDetection, invisibleCodePoints } from './fold.js';
+import { collapseWhitespace, foldForDetection, nextInvisible } from './fold.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -231,9 +231,13 @@ function countInvisibles(raw: string): { invisible: number; tagRuns: number } {
     }
     runLength = 0;
   };
-  // One scan for the invisible code points, which most text has none of, instead of a look at
-  // every code point; a run of tags ends wherever the next one does not follow at once.
-  for (const { index: at = 0 } of invisibleCodePoints(raw)) {
+  // Only the invisible code points are looked at, which most text has none of; a run of tags
+  // ends wherever the next one does not follow at once.
+  for (
+    let at = nextInvisible(raw, 0);
+    at !== -1;
+    at = nextInvisible(raw, at + ((raw.codePointAt(at) as number) > 0xffff ? 2 : 1))
+  ) {
     const cp = raw.codePointAt(at) ?? 0;
     if (cp >= 0xe0000 && cp <= 0xe007f) {
       if (runLength === 0 || at !== runEnd) {
