@@ -35,6 +35,7 @@ import {
   type StreamOptions,
 } from './remote-wire.js';
 import { decodeFromRemote, readJsonEvents } from './stream-frames.js';
+import { decodeUtf8 } from '../protocol/utf8.js';
 
 /**
  * One request as it goes on the wire: method, full URL and JSON body.
@@ -152,7 +153,7 @@ export class HttpJsonBinding implements RemoteBinding {
     const ok = response.status >= 200 && response.status < 300;
     let body: unknown;
     try {
-      body = JSON.parse(response.body.toString('utf8'));
+      body = JSON.parse(decodeUtf8(response.body));
     } catch {
       throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
         detail: ok ? 'the remote did not answer JSON' : `the remote answered HTTP ${response.status}`,

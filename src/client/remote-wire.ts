@@ -15,6 +15,7 @@ import type { GuardedResponse } from './contracts.js';
 import { CallFailure } from './call-failure.js';
 import { OutboundAuthError } from './auth/errors.js';
 import type { RemoteEndpoint } from './remote.js';
+import { decodeUtf8 } from '../protocol/utf8.js';
 
 /**
  * One stream event is read whole before it is decoded: at most 1 MiB (and never more than the
@@ -173,7 +174,7 @@ export async function readFrame(body: AsyncIterable<Buffer>): Promise<Record<str
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk);
   try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const parsed: unknown = JSON.parse(decodeUtf8(Buffer.concat(chunks)));
     return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
       ? (parsed as Record<string, unknown>)
       : undefined;

@@ -41,6 +41,7 @@ import {
   type StreamOptions,
 } from './remote-wire.js';
 import type { ExchangeSubject } from './auth/token-exchange.js';
+import { decodeUtf8 } from '../protocol/utf8.js';
 
 // Kept here too: they were first exported from this module.
 export { CallFailure, errorTypeOf, failureFromRpcError, streamFailure } from './call-failure.js';
@@ -240,7 +241,7 @@ export class RemoteRpc implements RemoteBinding {
     const ok = response.status >= 200 && response.status < 300;
     let frame: unknown;
     try {
-      frame = JSON.parse(response.body.toString('utf8'));
+      frame = JSON.parse(decodeUtf8(response.body));
     } catch {
       throw new CallFailure(ok ? 'invalid_response' : 'remote_error', {
         detail: ok ? 'the remote did not answer JSON' : `the remote answered HTTP ${response.status}`,

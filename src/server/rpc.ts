@@ -31,6 +31,7 @@ import { CapacityError, type TurnGrant } from '../tasks/policy.js';
 import type { TaskService } from '../tasks/service.js';
 import type { CallContext } from '../tasks/call-context.js';
 import { isStoreUnavailable } from '../tasks/stores/errors.js';
+import { decodeUtf8 } from '../protocol/utf8.js';
 
 /**
  * What a caller hears while the task store cannot be reached (a database down, or too slow):
@@ -103,7 +104,7 @@ export function decodeRpc(
 ): RpcDecoded {
   let frame: unknown;
   try {
-    frame = JSON.parse(body.toString('utf8'));
+    frame = JSON.parse(decodeUtf8(body));
   } catch {
     return { ok: false, outcome: errorOutcome(null, fallbackDialect(versionHeader), new A2AError('JSON_PARSE')) };
   }

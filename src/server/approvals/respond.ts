@@ -16,6 +16,7 @@ import { CONSOLE_SECURITY_HEADERS } from '../console/assets.js';
 import { exceedsJsonDepth } from '../limits/json-depth.js';
 import type { Logger } from '../log.js';
 import { dropUnreadBody, headerOf, JSON_CONTENT_TYPE, sendJson, type ResponseHeaders } from '../respond/response.js';
+import { decodeUtf8 } from '../../protocol/utf8.js';
 
 /**
  * The headers of every `/approvals` answer.
@@ -178,7 +179,7 @@ export function createBodyReaders(bodyTimeoutMs: number): {
       return FAILED;
     }
     try {
-      return JSON.parse(body.toString('utf8')) as unknown;
+      return JSON.parse(decodeUtf8(body)) as unknown;
     } catch {
       sendError(res, 400, 'INVALID_ARGUMENT', 'The body is not valid JSON', headers);
       return FAILED;

@@ -32,6 +32,7 @@ import {
 import type { Span } from '@opentelemetry/api';
 import { ATTR, SPAN } from '../../telemetry/tracer.js';
 import { noteError, serveInSpan, startInboundSpan, tracedStep, tracingActive } from '../trace.js';
+import { decodeUtf8 } from '../../protocol/utf8.js';
 
 /**
  * What the route needs from the gateway around it.
@@ -101,7 +102,7 @@ export function createAskRoute(options: AskRouteOptions): (inbound: AgentInbound
     try {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(admitted.body.toString('utf8'));
+        parsed = JSON.parse(decodeUtf8(admitted.body));
       } catch {
         sendAskError(res, askError(400, 'The body is not valid JSON'));
         return;

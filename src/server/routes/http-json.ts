@@ -31,7 +31,7 @@ import { extensionRequestOf } from '../admission/extensions.js';
 import type { AgentInbound } from '../admission/inbound.js';
 import type { StreamCandidate } from '../admission/stream-slot.js';
 import type { TurnCandidate } from '../admission/turn.js';
-import { dropUnreadBody, headerOf, refuse } from '../respond/response.js';
+import { dropUnreadBody, headerOf, refuse, writeJson } from '../respond/response.js';
 import { turnMessageOf } from '../rpc.js';
 import { pipeEventsAsSse, writeSseError } from '../sse.js';
 import type { Span } from '@opentelemetry/api';
@@ -39,6 +39,7 @@ import { SPAN } from '../../telemetry/tracer.js';
 import { noteError, noteRequest, serveInSpan, startInboundSpan, tracedStep, tracingActive } from '../trace.js';
 import { httpJsonFailure, runHttpJson, type HttpJsonOutcome } from './http-json/dispatch.js';
 import { READER_BEHIND_MESSAGE, type RpcRouteOptions } from './jsonrpc.js';
+import { decodeUtf8 } from '../../protocol/utf8.js';
 
 /**
  * What the route needs: the same as the JSON-RPC route.
@@ -66,8 +67,7 @@ function queryOf(url: string | undefined): URLSearchParams {
 function writeBody(res: ServerResponse, status: number, body: string): void {
   dropUnreadBody(res);
   const type = responseMediaType(res.req.headers['content-type'], res.req.headers.accept);
-  res.writeHead(status, ['content-type', type, 'content-length', String(Buffer.byteLength(body))]);
-  res.end(body);
+  writeJson(res, status, body, type);
 }
 
 /**
@@ -162,7 +162,7 @@ export function createHttpJsonRoute(
         const withBody = await readJson(caller);
         if (withBody === REFUSED) return;
         try {
-          body = JSON.parse(withBody.body.toString('utf8'));
+          body = JSON.parse(decodeUtf8(withBody.body));
         } catch {
           return sendHttpJsonError(res, new A2AError('JSON_PARSE'));
         }
