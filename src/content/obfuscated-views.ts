@@ -338,17 +338,31 @@ const HEX_ROLE: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, c) =>
  * ```
  */
 export function hasHexRun(text: string, digits: number): boolean {
-  let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const role = c < 0x80 ? HEX_ROLE[c] : 0;
-    if (role === HEX_DIGIT) {
-      if (++run >= digits) return true;
-    } else if (role !== HEX_SEPARATOR) {
-      run = 0;
+  // A run of `digits` digits covers at least `digits` characters. With i where a run starts or a
+  // character that ends one, a run that starts in [i, i + digits) and is long enough covers
+  // i + digits - 1: reading back from there to the nearest character that ends runs skips what
+  // no such run starts in. Prose (every letter past 'f' ends a run) is crossed in strides.
+  const n = text.length;
+  let i = 0;
+  while (i + digits <= n) {
+    let back = i + digits - 1;
+    while (back >= i && !endsHexRun(text.charCodeAt(back))) back--;
+    if (back >= i) {
+      i = back + 1;
+      continue;
+    }
+    let run = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (endsHexRun(c)) break;
+      if (HEX_ROLE[c] === HEX_DIGIT && ++run >= digits) return true;
     }
   }
   return false;
+}
+
+function endsHexRun(c: number): boolean {
+  return c >= 0x80 || HEX_ROLE[c] === 0;
 }
 
 function isHexSeparator(c: number): boolean {

@@ -186,6 +186,27 @@ describe('hasHexRun', () => {
   });
 });
 
+describe('skeleton needles in ASCII text, wherever they start', () => {
+  it('finds the secret spelt out after any prefix of prose, between letters no needle holds', () => {
+    const matcher = createObfuscationMatcher([SECRET]);
+    const prose = 'quick wry fox, jumpy dwarf; quiz whiz. '.repeat(2);
+    for (let p = 0; p < 40; p++) {
+      for (const form of [SECRET, SECRET.toUpperCase(), [...SECRET].join(' '), [...SECRET].reverse().join('.')]) {
+        for (const edge of ['', 'q', 'qq ']) {
+          const text = `${prose.slice(0, p)}${edge}${form}${edge}${prose.slice(p)}`;
+          assert.ok(matcher.spans(text) !== undefined, JSON.stringify(text));
+        }
+      }
+    }
+  });
+
+  it('finds the needle that only just fits between two letters no needle holds', () => {
+    const matcher = createObfuscationMatcher([SECRET]);
+    assert.ok(matcher.spans(`q${'sklive0123456789'}q`) !== undefined);
+    assert.equal(matcher.spans(`q${'sklive012345678'}q9`), undefined);
+  });
+});
+
 describe('base64 runs, wherever they start', () => {
   it('finds the base64 of the shortest secret (11 characters) after any prefix, with line breaks inside', () => {
     const secret = 'k3y-2024';

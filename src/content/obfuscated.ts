@@ -78,6 +78,10 @@ export interface ObfuscationMatcher {
 interface Needles {
   /** Skeletons and reversed skeletons. */
   readonly skeletons: readonly string[];
+  /** By ASCII code, 1 for a letter or digit whose skeleton no needle holds: no occurrence spans one. */
+  readonly skeletonBreaks: Uint8Array;
+  /** The length of the shortest of {@link skeletons}. */
+  readonly shortestSkeleton: number;
   /** Lower-case hex of the UTF-8 bytes. */
   readonly hex: readonly string[];
   /** The length of the shortest of {@link hex}: a text with no hex run as long holds none. */
@@ -126,7 +130,19 @@ export function createObfuscationMatcher(secrets: readonly string[], minLength =
   }
   if (longest === 0) return INACTIVE;
   const shortestHex = Math.min(...[...hex].map((needle) => needle.length));
-  const needles: Needles = { skeletons: [...skeletons], hex: [...hex], shortestHex, bytes: [...bytes] };
+  const held = new Set([...skeletons].join(''));
+  const skeletonBreaks = Uint8Array.from({ length: 0x80 }, (_, code) => {
+    const chars = skeletonChars(code);
+    return chars !== '' && !held.has(chars) ? 1 : 0;
+  });
+  const needles: Needles = {
+    skeletons: [...skeletons],
+    skeletonBreaks,
+    shortestSkeleton: Math.min(...[...skeletons].map((needle) => needle.length)),
+    hex: [...hex],
+    shortestHex,
+    bytes: [...bytes],
+  };
   const maxSpan = 8 * longest + 64;
   return {
     active: true,
@@ -159,7 +175,7 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
   if (typeof text !== 'string' || text.length === 0) return undefined;
   const spans: number[] = [];
   if (needles.skeletons.length > 0) {
-    if (includesAny(buildSkeleton(text, false, false).text, needles.skeletons)) {
+    if (mayHoldSkeleton(text, needles) && includesAny(buildSkeleton(text, false, false).text, needles.skeletons)) {
       searchView(buildSkeleton(text, false, true), needles.skeletons, maxSpan, spans);
     }
     if (text.includes('%') || text.includes('&') || text.includes('\\')) {
@@ -175,6 +191,27 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
   }
   scanBase64(text, needles, 1, spans, maxSpan, undefined);
   return spans.length === 0 ? undefined : spans;
+}
+
+/**
+ * False when no skeleton needle can occur in `text`, told without building the skeleton. In
+ * ASCII each character gives at most one skeleton character, so an occurrence covers at least the
+ * shortest needle's length in characters, none of them a letter or digit that no needle holds
+ * (prose has one every few characters): read back from the end of each window to the nearest
+ * such character, prose is crossed in strides. Text outside ASCII, where one character may give
+ * several, is answered true.
+ */
+function mayHoldSkeleton(text: string, needles: Needles): boolean {
+  if (Buffer.byteLength(text) !== text.length) return true;
+  const { skeletonBreaks: breaks, shortestSkeleton: length } = needles;
+  let i = 0;
+  while (i + length <= text.length) {
+    let back = i + length - 1;
+    while (back >= i && breaks[text.charCodeAt(back)] !== 1) back--;
+    if (back < i) return true;
+    i = back + 1;
+  }
+  return false;
 }
 
 function includesAny(text: string, needles: readonly string[]): boolean {
