@@ -42,7 +42,7 @@
  * the run ends with a warning and exit code 1: such numbers are not comparable.
  *
  * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
- *        [--rate R] [--writes]
+ *        [--rate R] [--writes] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k]
  * `--rate R`: only raw and the every-guard row, at a fixed offered rate (bench/lib/inbound-modes.ts).
  * `--writes`: only the SQLite and PostgreSQL rows, with statements, fsyncs and WAL per task.
  * `--json` also writes bench/results/inbound-<ISO time>.json.
@@ -76,19 +76,24 @@ import {
 import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js';
 import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
+import { messageText, parseTextKind, TEXT_KINDS, type TextKind } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 import { parseCollectorMode, type CollectorMode } from '../src/cli/collector.js';
 
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
 const PAUSE_BETWEEN_RUNS_MS = 250;
-const MESSAGE_SEND = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'message/send',
-  params: {
-    message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'hello' }] },
-  },
-});
+/** The v0.3 `message/send` every server is sent, with the text of `--text` ('hello' by default). */
+function messageSend(text: string): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'message/send',
+    params: {
+      message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text }] },
+    },
+  });
+}
+let MESSAGE_SEND = messageSend('hello');
 
 interface Settings {
   duration: number;
@@ -107,6 +112,8 @@ interface Settings {
   nodeFlags: string[];
   /** `--gc MODE`: Airlock's `serve --gc` (default auto: single-threaded on the one core it starts on). */
   gc: CollectorMode;
+  /** `--text KIND`: the message text (bench/lib/texts.ts); 'hello' by default. */
+  text: TextKind;
 }
 
 interface BenchServer {
@@ -133,15 +140,26 @@ function parseSettings(argv: string[]): Settings {
       '--node-flags takes node options in one argument, each starting with --, e.g. --node-flags --single-threaded-gc',
     );
   }
+  const textAt = rest.indexOf('--text');
+  const text = textAt === -1 ? 'hello' : parseTextKind(rest.splice(textAt, 2)[1] ?? '');
+  if (text === undefined) throw new Error(`--text must be one of ${TEXT_KINDS.join(', ')}`);
   const gcAt = rest.indexOf('--gc');
   const gc = gcAt === -1 ? 'auto' : parseCollectorMode(rest.splice(gcAt, 2)[1] ?? '');
   if (gc === undefined) throw new Error('--gc must be auto, single-threaded or concurrent (airlock serve --gc)');
   const flags = parseCommonFlags(
     rest,
     { duration: 5, rounds: 3, connections: 50, warmup: 3 },
-    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres] [--node-flags "--opt ..."] [--gc MODE]',
+    'usage: npm run bench:inbound -- [--duration S=5] [--rounds N=3] [--connections C=50] [--warmup S=3] [--json] [--no-postgres] [--node-flags "--opt ..."] [--gc MODE] [--text KIND]',
   );
-  return { ...flags, pipelining: 1, ...(rate === undefined ? {} : { rate }), writes: writesAt !== -1, nodeFlags, gc };
+  return {
+    ...flags,
+    pipelining: 1,
+    ...(rate === undefined ? {} : { rate }),
+    writes: writesAt !== -1,
+    nodeFlags,
+    gc,
+    text,
+  };
 }
 
 function machine(): { node: string; platform: string; cpuModel: string; cpuCount: number } {
@@ -166,6 +184,11 @@ function printHeader(settings: Settings): void {
       `${settings.rounds} interleaved rounds × ${settings.duration} s per server; servers in child processes`,
   );
   if (settings.nodeFlags.length > 0) console.log(`Airlock's servers run with node ${settings.nodeFlags.join(' ')}`);
+  if (settings.text !== 'hello') {
+    console.log(
+      `message text: ${settings.text} (${messageText(settings.text).length} characters): raw node:http and the floor answer a fixed reply and scan nothing, so compare the CPU µs/req column; the targets are stated for 'hello'`,
+    );
+  }
   console.log(`Airlock's servers start on the servers' core, as on a one-core host, with serve --gc ${settings.gc}`);
   console.log('');
 }
@@ -478,6 +501,7 @@ async function main(): Promise<number> {
   const settings = parseSettings(process.argv.slice(2));
   airlockNodeFlags = settings.nodeFlags;
   airlockGc = settings.gc;
+  MESSAGE_SEND = messageSend(messageText(settings.text));
   const startedAt = new Date();
   process.on('exit', killAllChildrenNow);
   onSignal('SIGINT', 130);
