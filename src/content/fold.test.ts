@@ -1,7 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { collapseWhitespace, foldCodePoint, foldForDetection, isInvisible, nextInvisible } from './fold.js';
+import {
+  collapseWhitespace,
+  foldCodePoint,
+  foldForAsciiPatterns,
+  foldForDetection,
+  isInvisible,
+  nextInvisible,
+} from './fold.js';
 import { INVISIBLES } from './arbitraries.test.js';
 
 describe('isInvisible', () => {
@@ -181,6 +188,53 @@ describe('foldForDetection', () => {
         assert.equal(typeof foldForDetection(s + lone + s), 'string');
       }),
     );
+  });
+});
+
+describe('foldForAsciiPatterns', () => {
+  /** The plain fold with apostrophes made straight and every other character above Latin-1 but white space made 'ÿ'. */
+  const reference = (text: string): string =>
+    foldForDetection(text)
+      .replace(/[\u2018\u2019\u02bc]/g, "'")
+      // eslint-disable-next-line no-control-regex
+      .replace(/[^\u0000-\u00ff\s]/g, 'ÿ');
+
+  it('is the plain fold with what the patterns cannot tell apart written as one character', () => {
+    const unit = fc.oneof(
+      fc.constantFrom(
+        ...'aZ 9\n-',
+        'É',
+        'Ｉ',
+        '\u200b',
+        'ﬃ',
+        '😀',
+        '\ud800',
+        'а',
+        'Ж',
+        '中',
+        '—',
+        '\u2019',
+        '\u02bc',
+        '\u2028',
+        '\u1680',
+        '\u3000',
+        '\u00a0',
+      ),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 30 }), (units) => {
+        const text = units.join('');
+        assert.equal(foldForAsciiPatterns(text), reference(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('covers every code point of the Basic Multilingual Plane', () => {
+    let text = '';
+    for (let cp = 0x80; cp <= 0xffff; cp++) if (cp < 0xd800 || cp > 0xdfff) text += `${String.fromCharCode(cp)}x`;
+    assert.equal(foldForAsciiPatterns(text), reference(text));
   });
 });
 

@@ -264,6 +264,29 @@ function bmpFoldCode(cp: number, table: Uint16Array): number {
  */
 export function foldForDetection(text: string): string {
   if (ASCII_ONLY.test(text)) return text.toLowerCase();
+  return foldToString(text, false);
+}
+
+/**
+ * {@link foldForDetection} for patterns written in ASCII that tell no two characters above
+ * Latin-1 apart (ASCII literals and classes, negated classes, `\b`, no `\s` or `.`): each such
+ * character folds to U+00FF instead, except the white space `\s` takes (kept, to be collapsed)
+ * and the curly apostrophes U+2018, U+2019 and U+02BC (made `'`). The result is a one-byte
+ * string, which V8's pattern engine reads several times faster than a two-byte one, and every
+ * such pattern matches it where it matches the plain fold with its apostrophes made `'`.
+ *
+ * @example
+ * ```ts
+ * foldForAsciiPatterns('Ignore всё’s'); // "ignore ÿÿÿ's"
+ * ```
+ */
+export function foldForAsciiPatterns(text: string): string {
+  if (ASCII_ONLY.test(text)) return text.toLowerCase();
+  return foldToString(text, true);
+}
+
+/** The fold of `text`, built in {@link foldCodes}; `narrow`: see {@link foldForAsciiPatterns}. */
+function foldToString(text: string, narrow: boolean): string {
   // One code at a time into a reused array, decoded into a string once: appending a piece per
   // character to a string, or collecting them to join, cost 10–14 ns a character in other
   // scripts; the code of most characters is one read of the table.
@@ -283,8 +306,11 @@ export function foldForDetection(text: string): string {
       let code = table[unit] as number;
       if (code === 0) code = bmpFoldCode(unit, table);
       if (code < FOLDS_TO_SEVERAL || code > FOLDS_TO_NOTHING) {
+        if (code > 0xff) {
+          if (narrow) code = narrowCode(code);
+          if (code > 0xff) wide = true;
+        }
         codes[k++] = code;
-        if (code > 0xff) wide = true;
         continue;
       }
       if (code === FOLDS_TO_NOTHING) continue;
@@ -294,14 +320,26 @@ export function foldForDetection(text: string): string {
     if (cp > 0xffff) i++;
     const folded = foldCodePoint(cp);
     for (let j = 0; j < folded.length; j++) {
-      const code = folded.charCodeAt(j);
+      let code = folded.charCodeAt(j);
+      if (code > 0xff) {
+        if (narrow) code = narrowCode(code);
+        if (code > 0xff) wide = true;
+      }
       codes[k++] = code;
-      if (code > 0xff) wide = true;
     }
   }
-  const folded = wide ? utf16String(codes, k) : latin1String(codes, k);
+  const string = wide ? utf16String(codes, k) : latin1String(codes, k);
   if (foldCodes.length > KEEP_FOLD_CODES) foldCodes = new Uint16Array(4096);
-  return folded;
+  return string;
+}
+
+/** What {@link foldForAsciiPatterns} writes for a code above Latin-1. */
+function narrowCode(code: number): number {
+  if (code === 0x2018 || code === 0x2019 || code === 0x02bc) return 0x27;
+  // The white space `\s` takes above Latin-1 (what a fold can leave of it: the rest folds to ' ').
+  if (code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029) return code;
+  if (code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff) return code;
+  return 0xff;
 }
 
 function growFoldCodes(used: number): Uint16Array {

@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { collapseWhitespace, foldForDetection, nextInvisible } from './fold.js';
+import { collapseWhitespace, foldForAsciiPatterns, nextInvisible } from './fold.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -57,7 +57,10 @@ export const MAX_SCAN_CHARS = 65_536;
 
 // Every pattern below runs on the normalised copy (folded, whitespace collapsed to one space) and
 // uses only bounded quantifiers, so each start position costs a bounded amount of work and a
-// whole scan is linear in the (capped) input. Word gaps are `(?: [a-z'-]{1,20}){0,n}`.
+// whole scan is linear in the (capped) input. Word gaps are `(?: [a-z'-]{1,20}){0,n}`. Each is
+// written in ASCII and tells no two characters above Latin-1 apart (no `.`, `\s` or `u` flag):
+// the copy holds them all as 'ÿ' (`foldForAsciiPatterns`), a one-byte string the engine reads
+// several times faster.
 
 /** Words that make "ignore … instructions" about the model's standing instructions. */
 const PRIOR = String.raw`(?:all|any|every|previous|prior|preceding|above|earlier|former|past|original|initial|system|safety|existing|your|these|those|the|of|my|other)`;
@@ -127,8 +130,6 @@ const INVISIBLE_THRESHOLD = 8;
 /** An emoji subdivision flag carries at most this many tag characters (e.g. 'gbsct' + cancel tag). */
 const MAX_FLAG_TAGS = 7;
 
-const APOSTROPHES = /[\u2018\u2019\u02bc]/g;
-
 /**
  * Counts prompt-injection patterns in untrusted text, by category:
  *
@@ -154,7 +155,7 @@ const APOSTROPHES = /[\u2018\u2019\u02bc]/g;
  * Word patterns run on a normalised copy of the text: folded (NFKD compatibility forms,
  * invisible characters and combining marks removed, lower case, common homoglyphs mapped),
  * then every whitespace run collapsed to one space, so line breaks and zero-width characters
- * cannot split a phrase. `marker_spoof` and `encoding_evasion` look at the capped raw text,
+ * cannot split a phrase (characters above Latin-1, which no pattern tells apart, as one). `marker_spoof` and `encoding_evasion` look at the capped raw text,
  * because folding removes exactly what they count.
  *
  * Bounded and linear: only the first {@link MAX_SCAN_CHARS} code units are considered
@@ -174,20 +175,36 @@ export function countSuspiciousPatterns(text: string): SuspiciousCounts {
   let raw = truncated ? input.slice(0, MAX_SCAN_CHARS) : input;
   if (truncated && isHighSurrogate(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
 
-  const folded = foldForDetection(raw).replace(APOSTROPHES, "'");
-  const normalised = collapseWhitespace(folded);
-  const byCategory: Record<SuspiciousCategory, number> = {
+  const byCategory = countWordPatterns(collapseWhitespace(foldForAsciiPatterns(raw)));
+  byCategory.marker_spoof = neutraliseMarkers(raw).neutralised;
+  byCategory.encoding_evasion = countEncodingEvasion(raw);
+  let total = 0;
+  for (const category of SUSPICIOUS_CATEGORIES) total += byCategory[category];
+  return { total, byCategory, truncated };
+}
+
+/**
+ * The word patterns' counts on a normalised copy (folded for ASCII patterns, white space
+ * collapsed), by category; `marker_spoof` and `encoding_evasion`, counted on the raw text by the
+ * caller, are 0 here. Exported for the property that holds the copy's narrowing to what the plain
+ * fold gives (src/content/suspicious.test.ts).
+ *
+ * @example
+ * ```ts
+ * countWordPatterns('ignore all previous instructions').ignore_instructions; // 1
+ * ```
+ */
+export function countWordPatterns(normalised: string): Record<SuspiciousCategory, number> {
+  // One object, in the categories' order, that the caller completes: no copy per call.
+  return {
     ignore_instructions: countMatches(IGNORE_INSTRUCTIONS, normalised),
     reveal_prompt: countMatches(REVEAL_PROMPT, normalised),
     role_override: countMatches(ROLE_OVERRIDE, normalised),
     tool_invocation: countMatches(TOOL_INVOCATION, normalised),
     exfiltration: countMatches(EXFILTRATION, normalised),
-    marker_spoof: neutraliseMarkers(raw).neutralised,
-    encoding_evasion: countEncodingEvasion(raw),
+    marker_spoof: 0,
+    encoding_evasion: 0,
   };
-  let total = 0;
-  for (const category of SUSPICIOUS_CATEGORIES) total += byCategory[category];
-  return { total, byCategory, truncated };
 }
 
 /** Non-overlapping matches of a global pattern. */
