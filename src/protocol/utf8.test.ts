@@ -49,6 +49,8 @@ describe('decodeUtf8', () => {
   it('decodes a long body in another script', () => {
     const text = 'Привет, как дела? '.repeat(200);
     assert.equal(decodeUtf8(Buffer.from(text)), text);
+    // A leading byte order mark is kept, as toString keeps it.
+    assert.equal(decodeUtf8(Buffer.from(`\ufeff${text}`)), `\ufeff${text}`);
   });
 });
 
