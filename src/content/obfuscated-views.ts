@@ -12,6 +12,7 @@
  * ```
  */
 import { foldCodePoint } from './fold.js';
+import { firstOpenWindow } from './windows.js';
 
 /** A view of the text: `text[i]` came from the original `[start[i], end[i])`. */
 export interface View {
@@ -338,32 +339,23 @@ const HEX_ROLE: Uint8Array = Uint8Array.from({ length: 0x80 }, (_, c) =>
  * ```
  */
 export function hasHexRun(text: string, digits: number): boolean {
-  // A run of `digits` digits covers at least `digits` characters. With i where a run starts or a
-  // character that ends one, a run that starts in [i, i + digits) and is long enough covers
-  // i + digits - 1: reading back from there to the nearest character that ends runs skips what
-  // no such run starts in. Prose (every letter past 'f' ends a run) is crossed in strides.
+  // A run of `digits` digits covers at least `digits` characters: prose, where every letter past
+  // 'f' ends a run, is crossed in strides (firstOpenWindow).
   const n = text.length;
-  let i = 0;
-  while (i + digits <= n) {
-    let back = i + digits - 1;
-    while (back >= i && !endsHexRun(text.charCodeAt(back))) back--;
-    if (back >= i) {
-      i = back + 1;
-      continue;
-    }
+  for (let i = firstOpenWindow(text, 0, digits, ENDS_HEX_RUN); i !== -1;) {
     let run = 0;
     for (; i < n; i++) {
       const c = text.charCodeAt(i);
-      if (endsHexRun(c)) break;
+      if (c >= 0x80 || ENDS_HEX_RUN[c] === 1) break;
       if (HEX_ROLE[c] === HEX_DIGIT && ++run >= digits) return true;
     }
+    i = firstOpenWindow(text, i, digits, ENDS_HEX_RUN);
   }
   return false;
 }
 
-function endsHexRun(c: number): boolean {
-  return c >= 0x80 || HEX_ROLE[c] === 0;
-}
+/** 1 for the ASCII codes that end a run of the hex view. */
+const ENDS_HEX_RUN: Uint8Array = HEX_ROLE.map((role) => (role === 0 ? 1 : 0));
 
 function isHexSeparator(c: number): boolean {
   return (

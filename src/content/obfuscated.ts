@@ -39,6 +39,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { type View, buildHexView, buildSkeleton, hasHexRun, skeletonChars } from './obfuscated-views.js';
+import { firstOpenWindow } from './windows.js';
 
 /** Letters and digits a secret's skeleton needs before it is matched in folded form. */
 const MIN_SKELETON_LENGTH = 8;
@@ -197,21 +198,12 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
  * False when no skeleton needle can occur in `text`, told without building the skeleton. In
  * ASCII each character gives at most one skeleton character, so an occurrence covers at least the
  * shortest needle's length in characters, none of them a letter or digit that no needle holds
- * (prose has one every few characters): read back from the end of each window to the nearest
- * such character, prose is crossed in strides. Text outside ASCII, where one character may give
- * several, is answered true.
+ * (prose has one every few characters): prose is crossed in strides ({@link firstOpenWindow}).
+ * Text outside ASCII, where one character may give several, is answered true.
  */
 function mayHoldSkeleton(text: string, needles: Needles): boolean {
   if (Buffer.byteLength(text) !== text.length) return true;
-  const { skeletonBreaks: breaks, shortestSkeleton: length } = needles;
-  let i = 0;
-  while (i + length <= text.length) {
-    let back = i + length - 1;
-    while (back >= i && breaks[text.charCodeAt(back)] !== 1) back--;
-    if (back < i) return true;
-    i = back + 1;
-  }
-  return false;
+  return firstOpenWindow(text, 0, needles.shortestSkeleton, needles.skeletonBreaks) !== -1;
 }
 
 function includesAny(text: string, needles: readonly string[]): boolean {
@@ -256,19 +248,9 @@ function scanBase64(
   map: Level | undefined,
 ): void {
   const n = text.length;
-  // A run is a stretch of base64 characters and line breaks; i is where one starts, or a
-  // character that ends one. A run of MIN_BASE64_RUN characters or more that starts at i or
-  // later, before i + MIN_BASE64_RUN, covers the position i + MIN_BASE64_RUN - 1: reading back
-  // from there to the nearest character that ends a run skips what no such run can start in, so
-  // prose is crossed in strides, a few characters of each read, instead of every one.
-  let i = 0;
-  while (i + MIN_BASE64_RUN <= n) {
-    let back = i + MIN_BASE64_RUN - 1;
-    while (back >= i && !endsRun(text.charCodeAt(back))) back--;
-    if (back >= i) {
-      i = back + 1;
-      continue;
-    }
+  // A run is a stretch of base64 characters and line breaks; one of MIN_BASE64_RUN characters
+  // covers as many positions, so prose is crossed in strides (firstOpenWindow).
+  for (let i = firstOpenWindow(text, 0, MIN_BASE64_RUN, ENDS_BASE64_RUN); i !== -1;) {
     const from = i;
     let count = 0;
     for (; i < n; i++) {
@@ -277,7 +259,10 @@ function scanBase64(
       if (!isBase64Char(c)) break;
       count++;
     }
-    if (count < MIN_BASE64_RUN) continue;
+    if (count < MIN_BASE64_RUN) {
+      i = firstOpenWindow(text, i, MIN_BASE64_RUN, ENDS_BASE64_RUN);
+      continue;
+    }
     const positions = new Int32Array(count);
     const values = new Uint8Array(count);
     let k = 0;
@@ -289,6 +274,7 @@ function scanBase64(
     }
     for (let offset = 0; offset < 4; offset++)
       searchRun(positions, values, offset, needles, depth, spans, maxSpan, map);
+    i = firstOpenWindow(text, i, MIN_BASE64_RUN, ENDS_BASE64_RUN);
   }
 }
 
@@ -296,10 +282,8 @@ function isBase64Char(c: number): boolean {
   return c < 0x80 && (BASE64_VALUE[c] as number) >= 0;
 }
 
-/** Neither a base64 character nor a line break (which a run may hold). */
-function endsRun(c: number): boolean {
-  return c >= 0x80 || ((BASE64_VALUE[c] as number) < 0 && c !== 0x0a && c !== 0x0d);
-}
+/** 1 for the ASCII codes that are neither a base64 character nor a line break (which a run may hold). */
+const ENDS_BASE64_RUN = Uint8Array.from(BASE64_VALUE, (value, c) => (value < 0 && c !== 0x0a && c !== 0x0d ? 1 : 0));
 
 function searchRun(
   positions: Int32Array,

@@ -11,6 +11,7 @@
  * ```
  */
 import { collapseWhitespace, foldForAsciiPatterns, nextInvisible } from './fold.js';
+import { firstOpenWindow } from './windows.js';
 import { neutraliseMarkers } from './neutralise.js';
 
 /**
@@ -282,34 +283,25 @@ function isBase64Char(code: number): boolean {
   return code < 128 && BASE64_CHAR[code] === 1;
 }
 
+/** 1 for the ASCII codes outside the base64 alphabets: each ends a run. */
+const NOT_BASE64 = BASE64_CHAR.map((inAlphabet) => 1 - inAlphabet);
+
 /**
  * Each whole run of at least {@link MIN_BASE64_RUN} base64 characters, with up to two `=` after
  * it, that {@link looksLikeBase64}: what `/(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80,}={0,2}/g`
  * matches, in one pass instead of a look-behind and a failed match at every word.
- *
- * A long enough run that starts at `i` or later, but before `i + MIN_BASE64_RUN`, holds the
- * character at `i + MIN_BASE64_RUN - 1`; reading back from there to the nearest character
- * outside the alphabet skips what no such run can start in: prose is crossed in strides of about
- * 80 characters, a few of them read, instead of every one.
+ * Prose is crossed in strides of about 80 characters, a few of them read ({@link firstOpenWindow}).
  */
 function countBase64Runs(raw: string): number {
   let n = 0;
   const length = raw.length;
-  // Invariant: no run starts before i, and i is a run's start unless raw[i] is outside the alphabet.
-  let i = 0;
-  while (i + MIN_BASE64_RUN <= length) {
-    let back = i + MIN_BASE64_RUN - 1;
-    while (back >= i && isBase64Char(raw.charCodeAt(back))) back--;
-    if (back >= i) {
-      i = back + 1;
-      continue;
-    }
+  for (let i = firstOpenWindow(raw, 0, MIN_BASE64_RUN, NOT_BASE64); i !== -1;) {
     let runEnd = i + MIN_BASE64_RUN;
     while (runEnd < length && isBase64Char(raw.charCodeAt(runEnd))) runEnd++;
     let end = runEnd;
     while (end < length && end - runEnd < 2 && raw.charCodeAt(end) === 0x3d) end++;
     if (looksLikeBase64(raw.slice(i, end))) n++;
-    i = end;
+    i = firstOpenWindow(raw, end, MIN_BASE64_RUN, NOT_BASE64);
   }
   return n;
 }
