@@ -93,7 +93,7 @@ function messageSend(text: string): string {
     },
   });
 }
-let MESSAGE_SEND = messageSend('hello');
+let messageSendBody = messageSend('hello');
 
 interface Settings {
   duration: number;
@@ -258,7 +258,7 @@ async function startAirlock(token: string, workDir: string, guarded: boolean): P
     ...onServerCore(configPath),
   });
   const headers = guarded ? { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' } : requestHeaders(token);
-  const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: MESSAGE_SEND };
+  const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: messageSendBody };
   return guarded
     ? { key: 'guarded', label: 'Airlock (every guard)', child, target }
     : { key: 'airlock', label: 'Airlock (echo, auth)', child, target };
@@ -266,7 +266,7 @@ async function startAirlock(token: string, workDir: string, guarded: boolean): P
 
 async function startRaw(token: string): Promise<BenchServer> {
   const child = await startChild({ name: 'raw', script: 'bench/peers/raw-http.ts' });
-  const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: messageSendBody };
   return { key: 'raw', label: 'raw node:http', child, target };
 }
 
@@ -284,7 +284,7 @@ async function startFloor(token: string, workDir: string, store?: 'sqlite'): Pro
     script: 'bench/peers/floor-http.ts',
     env: { BENCH_TOKEN: token, ...env },
   });
-  const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: messageSendBody };
   return store === 'sqlite'
     ? { key: 'floor-sqlite', label: 'floor, SQLite (by hand)', child, target }
     : { key: 'floor', label: 'floor (the work by hand)', child, target };
@@ -292,7 +292,7 @@ async function startFloor(token: string, workDir: string, store?: 'sqlite'): Pro
 
 async function startSdk(token: string): Promise<BenchServer> {
   const child = await startChild({ name: 'sdk', script: 'bench/peers/sdk-echo.ts', env: { BENCH_TOKEN: token } });
-  const target = { url: `${child.baseUrl}/a2a/jsonrpc`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  const target = { url: `${child.baseUrl}/a2a/jsonrpc`, headers: requestHeaders(token), body: messageSendBody };
   return { key: 'sdk', label: '@a2a-js/sdk (express)', child, target };
 }
 
@@ -322,7 +322,7 @@ async function startDurable(
     nodeFlags: airlockNodeFlags,
     ...onServerCore(configPath),
   });
-  const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: MESSAGE_SEND };
+  const target = { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body: messageSendBody };
   const label = kind === 'sqlite' ? 'Airlock (SQLite)' : 'Airlock (PostgreSQL)';
   return { key: kind, label, child, target };
 }
@@ -501,7 +501,7 @@ async function main(): Promise<number> {
   const settings = parseSettings(process.argv.slice(2));
   airlockNodeFlags = settings.nodeFlags;
   airlockGc = settings.gc;
-  MESSAGE_SEND = messageSend(messageText(settings.text));
+  messageSendBody = messageSend(messageText(settings.text));
   const startedAt = new Date();
   process.on('exit', killAllChildrenNow);
   onSignal('SIGINT', 130);

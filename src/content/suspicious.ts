@@ -154,10 +154,11 @@ const MAX_FLAG_TAGS = 7;
  *   run of tag characters outside an emoji flag (ASCII smuggling).
  *
  * Word patterns run on a normalised copy of the text: folded (NFKD compatibility forms,
- * invisible characters and combining marks removed, lower case, common homoglyphs mapped),
- * then every whitespace run collapsed to one space, so line breaks and zero-width characters
- * cannot split a phrase (characters above Latin-1, which no pattern tells apart, as one). `marker_spoof` and `encoding_evasion` look at the capped raw text,
- * because folding removes exactly what they count.
+ * invisible characters and combining marks removed, lower case, common homoglyphs mapped, and
+ * characters above Latin-1, which no pattern tells apart, written as one), then every whitespace
+ * run collapsed to one space, so line breaks and zero-width characters cannot split a phrase.
+ * `marker_spoof` and `encoding_evasion` look at the capped raw text, because folding removes
+ * exactly what they count.
  *
  * Bounded and linear: only the first {@link MAX_SCAN_CHARS} code units are considered
  * (`truncated` says when the input was longer) and every pattern uses bounded quantifiers.
