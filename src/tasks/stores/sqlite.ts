@@ -39,6 +39,7 @@
  * ```
  */
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { taskJson } from '../../protocol/model-json.js';
 import { isTerminalState } from '../../protocol/model.js';
 import type { Task } from '../../protocol/model.js';
 import type { PutOptions, TaskPage, TaskQuery, TaskStore } from '../store.js';
@@ -433,7 +434,7 @@ export class SqliteTaskStore implements TaskStore {
       terminal: isTerminalState(task.status.state) ? 1 : 0,
       statusTs: statusMs,
       updatedAt: nowMs,
-      body: JSON.stringify(task),
+      body: taskJson(task),
       expiredBefore: this.expiredBefore(nowMs),
     };
   }

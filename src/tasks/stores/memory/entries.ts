@@ -10,6 +10,7 @@
  * addToIndexes(entry);
  * ```
  */
+import { taskJson } from '../../../protocol/model-json.js';
 import { isTerminalState } from '../../../protocol/model.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import { ListNode, type LinkedList } from './linked-list.js';
@@ -199,7 +200,7 @@ export type HeldTask = Task | string;
  * ```
  */
 export function heldFormOf(task: Task): HeldTask {
-  return isTerminalState(task.status.state) ? JSON.stringify(task) : task;
+  return isTerminalState(task.status.state) ? taskJson(task) : task;
 }
 
 function addToGroup(group: IndexGroup, entry: Entry): void {

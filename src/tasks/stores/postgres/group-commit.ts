@@ -11,6 +11,7 @@
  * await commits.drain();      // on close: every accepted put lands
  * ```
  */
+import { taskJson } from '../../../protocol/model-json.js';
 import { isTerminalState, type Task } from '../../../protocol/model.js';
 import { ownerConflict } from '../durable.js';
 import { principalOfOwner } from '../principal.js';
@@ -20,7 +21,7 @@ import { principalOfOwner } from '../principal.js';
  *
  * @example
  * ```ts
- * const row: PendingRow = { id, owner, contextId, state, terminal: false, statusMs, body: JSON.stringify(task) };
+ * const row: PendingRow = { id, owner, contextId, state, terminal: false, statusMs, body: taskJson(task) };
  * ```
  */
 export interface PendingRow {
@@ -50,7 +51,7 @@ export function pendingRowOf(owner: string, task: Task, statusMs: number): Pendi
     state: task.status.state,
     terminal: isTerminalState(task.status.state),
     statusMs,
-    body: JSON.stringify(task),
+    body: taskJson(task),
   };
 }
 
