@@ -39,7 +39,28 @@ const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
  * ```
  */
 export function jsonString(value: string): string {
+  if (value.length >= REMEMBERED_LENGTH) return longJsonString(value);
   return PLAIN_JSON_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/**
+ * From this length a string found plain is remembered: a task's texts are written twice, once
+ * for the store (`model-json.ts`) and once for the answer, and the test reads every character
+ * (about 1 ns each in a script beyond Latin-1).
+ */
+const REMEMBERED_LENGTH = 256;
+/** The last two long strings found plain, newest first: a message and its reply. */
+let plainNewest = '';
+let plainBefore = '';
+
+function longJsonString(value: string): string {
+  // Equal strings are equally plain; `===` compares by content (at once when it is the same
+  // string, as the task's own text is).
+  if (value === plainNewest || value === plainBefore) return `"${value}"`;
+  if (!PLAIN_JSON_STRING.test(value)) return JSON.stringify(value);
+  plainBefore = plainNewest;
+  plainNewest = value;
+  return `"${value}"`;
 }
 
 /**
