@@ -8,11 +8,12 @@
  * jsonListField('history', task.history, writeMessage); // ',"history":[{…},{…}]'
  * ```
  */
-import type { Message, SendResult, Task } from './model.js';
+import type { Message, SendResult, StreamEvent, Task } from './model.js';
 
 /**
  * A codec's results as JSON text, written directly rather than built as wire objects and then
- * serialised: `sendResult(r) === JSON.stringify(dialect.encodeSendResult(r))`, byte for byte.
+ * serialised: `sendResult(r) === JSON.stringify(dialect.encodeSendResult(r))`, byte for byte, and
+ * likewise `task` and `streamEvent` (one SSE result).
  *
  * @example
  * ```ts
@@ -22,6 +23,7 @@ import type { Message, SendResult, Task } from './model.js';
 export interface JsonWriters {
   sendResult(result: SendResult): string;
   task(task: Task): string;
+  streamEvent(event: StreamEvent): string;
 }
 
 /** A string JSON carries as it is: no quote, backslash, control character or surrogate. */

@@ -789,6 +789,15 @@ describe('v03 JSON writers (property)', () => {
     );
   });
 
+  it('write exactly JSON.stringify of the stream-event encoder', () => {
+    fc.assert(
+      fc.property(streamEventArb, (event) => {
+        assert.equal(V03_JSON.streamEvent(event), JSON.stringify(v03.encodeStreamEvent(event)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('escape what JSON escapes, in every field', () => {
     fc.assert(
       fc.property(escapeArb, (text) => {
@@ -797,6 +806,21 @@ describe('v03 JSON writers (property)', () => {
         const message = task.history[0] as Message;
         const result = { kind: 'message' as const, message };
         assert.equal(V03_JSON.sendResult(result), JSON.stringify(v03.encodeSendResult(result)));
+        const artifact = task.artifacts[0] as Artifact;
+        const events: StreamEvent[] = [
+          {
+            kind: 'status-update',
+            taskId: text,
+            contextId: text,
+            status: task.status,
+            final: true,
+            metadata: { [text]: text },
+          },
+          { kind: 'artifact-update', taskId: text, contextId: text, artifact, append: true, lastChunk: false },
+        ];
+        for (const event of events) {
+          assert.equal(V03_JSON.streamEvent(event), JSON.stringify(v03.encodeStreamEvent(event)));
+        }
       }),
     );
   });

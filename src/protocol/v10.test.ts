@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { A2AError } from './errors.js';
-import type { A2ARequest, AgentCard, Message, StreamEvent, Task } from './model.js';
+import type { A2ARequest, AgentCard, Artifact, Message, StreamEvent, Task } from './model.js';
 import { isTerminalState } from './model.js';
 import { V10_JSON, V10_METHODS, v10 } from './v10/index.js';
 import { UNKNOWN_TIMESTAMP } from './validation/timestamps.js';
@@ -843,6 +843,15 @@ describe('v10 JSON writers (property)', () => {
     );
   });
 
+  it('write exactly JSON.stringify of the stream-event encoder', () => {
+    fc.assert(
+      fc.property(streamEventArb, (event) => {
+        assert.equal(V10_JSON.streamEvent(event), JSON.stringify(v10.encodeStreamEvent(event)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('escape what JSON escapes, in every field', () => {
     fc.assert(
       fc.property(escapeArb, (text) => {
@@ -851,6 +860,21 @@ describe('v10 JSON writers (property)', () => {
         const message = task.history[0] as Message;
         const result = { kind: 'message' as const, message };
         assert.equal(V10_JSON.sendResult(result), JSON.stringify(v10.encodeSendResult(result)));
+        const artifact = task.artifacts[0] as Artifact;
+        const events: StreamEvent[] = [
+          {
+            kind: 'status-update',
+            taskId: text,
+            contextId: text,
+            status: task.status,
+            final: true,
+            metadata: { [text]: text },
+          },
+          { kind: 'artifact-update', taskId: text, contextId: text, artifact, append: true, lastChunk: false },
+        ];
+        for (const event of events) {
+          assert.equal(V10_JSON.streamEvent(event), JSON.stringify(v10.encodeStreamEvent(event)));
+        }
       }),
     );
   });

@@ -280,11 +280,17 @@ function jsonText(id: JsonRpcId, result: string): RpcOutcome {
 }
 
 function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEvent>): RpcOutcome {
-  return {
-    kind: 'stream',
-    events,
-    frame: (event) => JSON.stringify(jsonRpcResult(id, dialect.encodeStreamEvent(event))),
-  };
+  const writers = JSON_WRITERS.get(dialect);
+  if (writers === undefined) {
+    return {
+      kind: 'stream',
+      events,
+      frame: (event) => JSON.stringify(jsonRpcResult(id, dialect.encodeStreamEvent(event))),
+    };
+  }
+  // The same bytes as JSON.stringify(jsonRpcResult(id, dialect.encodeStreamEvent(event))).
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+  return { kind: 'stream', events, frame: (event) => `${head}${writers.streamEvent(event)}}` };
 }
 
 /** Renders any failure as a JSON-RPC error; unexpected errors say nothing about internals. */

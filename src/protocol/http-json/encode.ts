@@ -13,8 +13,8 @@ import type { A2ARequest, ListTasksResult, PushConfigResult, SendResult, StreamE
 import { V10_JSON, v10 } from '../v10/index.js';
 
 /**
- * The response bodies of the binding, as JSON text. `sendResult` and `task` use the v1.0 codec's
- * JSON writers (the same bytes as `JSON.stringify` of its encoders, without the objects).
+ * The response bodies of the binding, as JSON text. `sendResult`, `task` and `streamEvent` use the
+ * v1.0 codec's JSON writers (the same bytes as `JSON.stringify` of its encoders, without the objects).
  *
  * @example
  * ```ts
@@ -25,7 +25,7 @@ export const HTTP_JSON_RESULTS = {
   sendResult: (result: SendResult): string => V10_JSON.sendResult(result),
   task: (task: Task): string => V10_JSON.task(task),
   list: (result: ListTasksResult): string => JSON.stringify(v10.encodeListResult(result)),
-  streamEvent: (event: StreamEvent): string => JSON.stringify(v10.encodeStreamEvent(event)),
+  streamEvent: (event: StreamEvent): string => V10_JSON.streamEvent(event),
   /** The flat TaskPushNotificationConfig, `{configs, nextPageToken}` for list, `{}` for delete. */
   pushResult: (result: PushConfigResult): string => JSON.stringify(v10.encodePushResult(result)),
 } as const;

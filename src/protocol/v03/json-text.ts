@@ -11,7 +11,7 @@
  */
 import { jsonArray, jsonListField, jsonString, messageTailJson } from '../json-text.js';
 import type { JsonWriters } from '../json-text.js';
-import type { Artifact, Message, Part, SendResult, Task, TaskStatus, TextPart } from '../model.js';
+import type { Artifact, Message, Part, SendResult, StreamEvent, Task, TaskStatus, TextPart } from '../model.js';
 import { encodePart } from './mapping.js';
 
 function writeParts(parts: readonly Part[]): string {
@@ -61,13 +61,37 @@ function writeSendResult(result: SendResult): string {
   return result.kind === 'task' ? writeTask(result.task) : writeMessage(result.message);
 }
 
+function writeStreamEvent(event: StreamEvent): string {
+  switch (event.kind) {
+    case 'task':
+      return writeTask(event.task);
+    case 'message':
+      return writeMessage(event.message);
+    case 'status-update': {
+      let out = `{"kind":"status-update","taskId":${jsonString(event.taskId)},"contextId":${jsonString(event.contextId)}`;
+      out += `,"status":${writeStatus(event.status)},"final":${event.final}`;
+      if (event.metadata !== undefined) out += `,"metadata":${JSON.stringify(event.metadata)}`;
+      return `${out}}`;
+    }
+    case 'artifact-update': {
+      let out = `{"kind":"artifact-update","taskId":${jsonString(event.taskId)},"contextId":${jsonString(event.contextId)}`;
+      out += `,"artifact":${writeArtifact(event.artifact)}`;
+      if (event.append !== undefined) out += `,"append":${event.append}`;
+      if (event.lastChunk !== undefined) out += `,"lastChunk":${event.lastChunk}`;
+      if (event.metadata !== undefined) out += `,"metadata":${JSON.stringify(event.metadata)}`;
+      return `${out}}`;
+    }
+  }
+}
+
 /**
- * v0.3 results as JSON text: `V03_JSON.sendResult(r) === JSON.stringify(v03.encodeSendResult(r))`
- * and `V03_JSON.task(t) === JSON.stringify(v03.encodeTask(t))`, without the wire objects.
+ * v0.3 results as JSON text: `V03_JSON.sendResult(r) === JSON.stringify(v03.encodeSendResult(r))`,
+ * `V03_JSON.task(t) === JSON.stringify(v03.encodeTask(t))` and `V03_JSON.streamEvent(e) ===
+ * JSON.stringify(v03.encodeStreamEvent(e))`, without the wire objects.
  *
  * @example
  * ```ts
  * const body = `{"jsonrpc":"2.0","id":1,"result":${V03_JSON.sendResult(result)}}`;
  * ```
  */
-export const V03_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask };
+export const V03_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask, streamEvent: writeStreamEvent };

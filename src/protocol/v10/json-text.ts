@@ -11,7 +11,7 @@
  */
 import { jsonArray, jsonListField, jsonString, messageTailJson } from '../json-text.js';
 import type { JsonWriters } from '../json-text.js';
-import type { Artifact, Message, Part, SendResult, Task, TaskStatus, TextPart } from '../model.js';
+import type { Artifact, Message, Part, SendResult, StreamEvent, Task, TaskStatus, TextPart } from '../model.js';
 import { encodePart } from './mapping.js';
 import { ROLE_TO_WIRE, STATE_TO_WIRE } from './wire.js';
 
@@ -64,13 +64,38 @@ function writeSendResult(result: SendResult): string {
   return result.kind === 'task' ? `{"task":${writeTask(result.task)}}` : `{"message":${writeMessage(result.message)}}`;
 }
 
+/** One StreamResponse: `final` is not written (a v1.0 stream ends when the server closes it). */
+function writeStreamEvent(event: StreamEvent): string {
+  switch (event.kind) {
+    case 'task':
+      return `{"task":${writeTask(event.task)}}`;
+    case 'message':
+      return `{"message":${writeMessage(event.message)}}`;
+    case 'status-update': {
+      let out = `{"statusUpdate":{"taskId":${jsonString(event.taskId)},"contextId":${jsonString(event.contextId)}`;
+      out += `,"status":${writeStatus(event.status)}`;
+      if (event.metadata !== undefined) out += `,"metadata":${JSON.stringify(event.metadata)}`;
+      return `${out}}}`;
+    }
+    case 'artifact-update': {
+      let out = `{"artifactUpdate":{"taskId":${jsonString(event.taskId)},"contextId":${jsonString(event.contextId)}`;
+      out += `,"artifact":${writeArtifact(event.artifact)}`;
+      if (event.append !== undefined) out += `,"append":${event.append}`;
+      if (event.lastChunk !== undefined) out += `,"lastChunk":${event.lastChunk}`;
+      if (event.metadata !== undefined) out += `,"metadata":${JSON.stringify(event.metadata)}`;
+      return `${out}}}`;
+    }
+  }
+}
+
 /**
- * v1.0 results as JSON text: `V10_JSON.sendResult(r) === JSON.stringify(v10.encodeSendResult(r))`
- * and `V10_JSON.task(t) === JSON.stringify(v10.encodeTask(t))`, without the wire objects.
+ * v1.0 results as JSON text: `V10_JSON.sendResult(r) === JSON.stringify(v10.encodeSendResult(r))`,
+ * `V10_JSON.task(t) === JSON.stringify(v10.encodeTask(t))` and `V10_JSON.streamEvent(e) ===
+ * JSON.stringify(v10.encodeStreamEvent(e))`, without the wire objects.
  *
  * @example
  * ```ts
  * const body = `{"jsonrpc":"2.0","id":1,"result":${V10_JSON.sendResult(result)}}`;
  * ```
  */
-export const V10_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask };
+export const V10_JSON: JsonWriters = { sendResult: writeSendResult, task: writeTask, streamEvent: writeStreamEvent };
