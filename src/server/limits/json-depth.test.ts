@@ -34,6 +34,30 @@ const nasty = fc.string({
   maxLength: 12,
 });
 
+/** As {@link nasty}, long enough to be searched rather than read byte by byte. */
+const longNasty = fc.string({
+  unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', '\\"', '\\\\', 'a', 'é', 'Привет '),
+  minLength: 10,
+  maxLength: 80,
+});
+
+/** The scan as it was, one byte at a time: the reference for any bytes at all, JSON or not. */
+function byteByByte(body: Uint8Array, maxDepth: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i] as number;
+    if (byte === 0x22) {
+      for (i++; i < body.length; i++) {
+        if (body[i] === 0x22) break;
+        if (body[i] === 0x5c) i++;
+      }
+    } else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > maxDepth) return true;
+    } else if ((byte === 0x5d || byte === 0x7d) && depth > 0) depth--;
+  }
+  return false;
+}
+
 /** JSON values nested up to ~40 deep, with nasty keys and strings at every level. */
 const { deep } = fc.letrec<{ deep: unknown }>((tie) => ({
   deep: fc.oneof(
@@ -109,6 +133,28 @@ describe('exceedsJsonDepth', () => {
         agreesWithParse(JSON.stringify(value, null, indent ? 1 : undefined)),
       ),
       { numRuns: 1_000 },
+    );
+  });
+
+  it('agrees with JSON.parse on values whose long strings are full of quotes and backslashes', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(longNasty, fc.integer({ min: 0, max: 6 })), { maxLength: 6 }), (pieces) =>
+        agreesWithParse(JSON.stringify(pieces.map(([text, n]) => chain(n, text)))),
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('reads any bytes as the byte-by-byte scan does, valid JSON or not', () => {
+    const bytes = fc
+      .array(fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', 'é', 'xxxxxxxxxxxxxxxxxxxx'), { maxLength: 120 })
+      .map((units) => Buffer.from(units.join(''), 'utf8'));
+    fc.assert(
+      fc.property(bytes, fc.integer({ min: 0, max: 8 }), (body, max) => {
+        assert.equal(exceedsJsonDepth(body, max), byteByByte(body, max));
+        assert.equal(exceedsJsonDepth(new Uint8Array(body), max), byteByByte(body, max));
+      }),
+      { numRuns: 3_000 },
     );
   });
 

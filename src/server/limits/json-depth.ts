@@ -52,13 +52,7 @@ export function exceedsJsonDepth(body: Buffer | Uint8Array, maxDepth: number): b
     const kind = KIND[body[i] as number] as number;
     if (kind === 0) continue;
     if (kind === 1) {
-      // A string: run to its closing quote. Skipping the byte after a backslash covers `\"` and
-      // `\\` alike (and `\u` harmlessly). An unclosed string runs to the end: nothing more counts.
-      for (i++; i < length; i++) {
-        const byte = body[i] as number;
-        if (byte === QUOTE) break;
-        if (byte === BACKSLASH) i++;
-      }
+      i = closingQuote(body, i + 1, length);
     } else if (kind === 2) {
       if (++depth > maxDepth) return true;
     } else if (depth > 0) {
@@ -66,4 +60,35 @@ export function exceedsJsonDepth(body: Buffer | Uint8Array, maxDepth: number): b
     }
   }
   return false;
+}
+
+/** Strings up to this long are read byte by byte; a longer one is searched for its quotes. */
+const SHORT_STRING = 16;
+
+/**
+ * Where the string that starts at `from` (after its opening quote) ends: its closing quote, or
+ * `length` when it is never closed (nothing after it counts). Skipping the byte after a
+ * backslash covers `\"` and `\\` alike (and `\u` harmlessly). Past its first bytes a string
+ * (a message's text, most of a body) is searched with the buffer's own `indexOf`, tens of times
+ * faster than a loop over its bytes: a quote found ends the string unless an odd run of
+ * backslashes, counted back to where the search began, escapes it.
+ */
+function closingQuote(body: Buffer | Uint8Array, from: number, length: number): number {
+  const stop = Math.min(length, from + SHORT_STRING);
+  let i = from;
+  for (; i < stop; i++) {
+    const byte = body[i] as number;
+    if (byte === QUOTE) return i;
+    if (byte === BACKSLASH) i++;
+  }
+  // Every byte before `i` is read, a backslash with the byte it escapes: pairs start again at `i`.
+  while (i < length) {
+    const quote = body.indexOf(QUOTE, i);
+    if (quote === -1) return length;
+    let before = quote - 1;
+    while (before >= i && body[before] === BACKSLASH) before--;
+    if ((quote - 1 - before) % 2 === 0) return quote;
+    i = quote + 1;
+  }
+  return length;
 }
