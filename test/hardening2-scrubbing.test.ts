@@ -85,6 +85,11 @@ class LeakyBackend implements AgentBackend {
       case 'direct':
         yield { type: 'message', parts: richParts() };
         return;
+      case 'whole':
+        // The reply in one chunk that is also the last: scrubbed whole, not as a stream.
+        yield { type: 'text', text: ALL, last: true };
+        yield { type: 'completed' };
+        return;
       case 'parked':
         yield {
           type: 'ask-person',
@@ -214,6 +219,7 @@ describe('issue 16: a configured secret never leaves in any field, in any disgui
     ['late-message', 'TASK_STATE_COMPLETED'],
     ['approval', 'TASK_STATE_INPUT_REQUIRED'],
     ['completed', 'TASK_STATE_COMPLETED'],
+    ['whole', 'TASK_STATE_COMPLETED'],
   ] as const) {
     it(`${kind}: the answer, the stored task and the audit rows hold no secret`, BOUNDED, async () => {
       const result = await send(kind);

@@ -134,14 +134,21 @@ export function appendReplyText(
   let text = typeof chunk === 'string' ? chunk : String(chunk);
   const scrubber = live.scrubber;
   if (scrubber !== undefined) {
-    // Held-back text (a possible secret's start) goes out with a later chunk or the flush.
-    const stream = (live.scrubStream ??= scrubber.stream());
-    text = stream.push(text);
-    if (last) {
-      text += stream.flush();
-      live.scrubStream = undefined;
+    if (last && live.scrubStream === undefined) {
+      // A reply that arrives whole: the one-shot scrub gives what a stream's pushes and flush
+      // give (createReplyScrubber's contract), without the stream, and the text stays as it is
+      // when nothing is replaced rather than cut at the hold-back and joined again.
+      text = scrubber.scrub(text);
+    } else {
+      // Held-back text (a possible secret's start) goes out with a later chunk or the flush.
+      const stream = (live.scrubStream ??= scrubber.stream());
+      text = stream.push(text);
+      if (last) {
+        text += stream.flush();
+        live.scrubStream = undefined;
+      }
+      if (text.length === 0 && !last) return true;
     }
-    if (text.length === 0 && !last) return true;
   }
   const outputBytes = (live.outputBytes ?? 0) + Buffer.byteLength(text, 'utf8');
   if (outputBytes > maxOutputBytes) return false;
