@@ -146,6 +146,23 @@ export function taskWithStrings(text: string): Task {
   };
 }
 
+/** A status and an artifact update with `text` in every string field (the task's from {@link taskWithStrings}). */
+export function updatesWithStrings(text: string): StreamEvent[] {
+  const task = taskWithStrings(text);
+  const metadata = { [text]: text };
+  return [
+    { kind: 'status-update', taskId: text, contextId: text, status: task.status, final: true, metadata },
+    {
+      kind: 'artifact-update',
+      taskId: text,
+      contextId: text,
+      artifact: task.artifacts[0]!,
+      append: true,
+      lastChunk: false,
+    },
+  ];
+}
+
 export const sendResultArb: fc.Arbitrary<SendResult> = fc.oneof(
   taskArb.map((task) => ({ kind: 'task' as const, task })),
   messageArb(fc.constant('agent')).map((message) => ({ kind: 'message' as const, message })),

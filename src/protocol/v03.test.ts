@@ -30,6 +30,7 @@ import {
   streamEventArb,
   taskArb,
   taskWithStrings,
+  updatesWithStrings,
 } from './arbitraries.test.js';
 
 function json<T>(value: T): T {
@@ -806,19 +807,7 @@ describe('v03 JSON writers (property)', () => {
         const message = task.history[0] as Message;
         const result = { kind: 'message' as const, message };
         assert.equal(V03_JSON.sendResult(result), JSON.stringify(v03.encodeSendResult(result)));
-        const artifact = task.artifacts[0] as Artifact;
-        const events: StreamEvent[] = [
-          {
-            kind: 'status-update',
-            taskId: text,
-            contextId: text,
-            status: task.status,
-            final: true,
-            metadata: { [text]: text },
-          },
-          { kind: 'artifact-update', taskId: text, contextId: text, artifact, append: true, lastChunk: false },
-        ];
-        for (const event of events) {
+        for (const event of updatesWithStrings(text)) {
           assert.equal(V03_JSON.streamEvent(event), JSON.stringify(v03.encodeStreamEvent(event)));
         }
       }),

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { A2AError } from './errors.js';
-import type { A2ARequest, AgentCard, Artifact, Message, StreamEvent, Task } from './model.js';
+import type { A2ARequest, AgentCard, Message, StreamEvent, Task } from './model.js';
 import { isTerminalState } from './model.js';
 import { V10_JSON, V10_METHODS, v10 } from './v10/index.js';
 import { UNKNOWN_TIMESTAMP } from './validation/timestamps.js';
@@ -20,6 +20,7 @@ import {
   streamEventArb,
   taskArb,
   taskWithStrings,
+  updatesWithStrings,
 } from './arbitraries.test.js';
 
 /** Through real JSON, as the wire would carry it. */
@@ -860,19 +861,7 @@ describe('v10 JSON writers (property)', () => {
         const message = task.history[0] as Message;
         const result = { kind: 'message' as const, message };
         assert.equal(V10_JSON.sendResult(result), JSON.stringify(v10.encodeSendResult(result)));
-        const artifact = task.artifacts[0] as Artifact;
-        const events: StreamEvent[] = [
-          {
-            kind: 'status-update',
-            taskId: text,
-            contextId: text,
-            status: task.status,
-            final: true,
-            metadata: { [text]: text },
-          },
-          { kind: 'artifact-update', taskId: text, contextId: text, artifact, append: true, lastChunk: false },
-        ];
-        for (const event of events) {
+        for (const event of updatesWithStrings(text)) {
           assert.equal(V10_JSON.streamEvent(event), JSON.stringify(v10.encodeStreamEvent(event)));
         }
       }),
