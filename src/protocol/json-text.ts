@@ -51,7 +51,10 @@ export function jsonString(value: string): string {
  * (about 1 ns each in a script beyond Latin-1).
  */
 const REMEMBERED_LENGTH = 256;
-/** The last two long strings found plain, newest first: a message and its reply. */
+/**
+ * The last two long strings found plain, newest first: a message and its reply. They stay
+ * referenced until two other long strings take their place (two texts, each within the body cap).
+ */
 let plainNewest = '';
 let plainBefore = '';
 
