@@ -203,6 +203,36 @@ describe('JSON-RPC framing', () => {
     assert.equal(body.error.code, -32600);
     assert.equal(body.id, 'abc');
   });
+  it('writes back a string id as sent, in a send answer and in every stream frame, in both dialects', async () => {
+    const id = 'req "7" \\ é';
+    for (const [version, send, stream, message] of [
+      [undefined, 'message/send', 'message/stream', v03Message('hello')],
+      ['1.0', 'SendMessage', 'SendStreamingMessage', v10Message('hello')],
+    ] as const) {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        authorization: `Bearer ${TOKEN_B}`,
+      };
+      if (version !== undefined) headers['a2a-version'] = version;
+      const answer = await fetch(echo, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: send, params: { message } }),
+      });
+      assert.equal(((await answer.json()) as { id: unknown }).id, id);
+      const streamed = await fetch(echo, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: stream, params: { message } }),
+      });
+      const frames = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: '));
+      assert.ok(frames.length >= 2, `${stream}: ${frames.length} frames`);
+      for (const frame of frames) {
+        const parsed = JSON.parse(frame.slice(6)) as { jsonrpc: string; id: unknown; result: unknown };
+        assert.deepEqual([parsed.jsonrpc, parsed.id, typeof parsed.result], ['2.0', id, 'object'], frame);
+      }
+    }
+  });
   it('answers an unknown method with -32601', async () => {
     assert.equal((await raw('{"jsonrpc":"2.0","id":1,"method":"tasks/explode","params":{}}')).error.code, -32601);
   });

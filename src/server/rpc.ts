@@ -276,7 +276,12 @@ function json(id: JsonRpcId, result: unknown): RpcOutcome {
 
 /** As `json`, for a result that is already JSON text: the same bytes as `JSON.stringify(jsonRpcResult(...))`. */
 function jsonText(id: JsonRpcId, result: string): RpcOutcome {
-  return { kind: 'json', body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}` };
+  return { kind: 'json', body: `${resultHead(id)}${result}}` };
+}
+
+/** A JSON-RPC result's envelope up to its `result` value, as `JSON.stringify(jsonRpcResult(...))` writes it. */
+function resultHead(id: JsonRpcId): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
 }
 
 function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEvent>): RpcOutcome {
@@ -289,7 +294,7 @@ function stream(id: JsonRpcId, dialect: Dialect, events: AsyncIterable<StreamEve
     };
   }
   // The same bytes as JSON.stringify(jsonRpcResult(id, dialect.encodeStreamEvent(event))).
-  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+  const head = resultHead(id);
   return { kind: 'stream', events, frame: (event) => `${head}${writers.streamEvent(event)}}` };
 }
 
