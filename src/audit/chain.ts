@@ -32,6 +32,7 @@
  * ```
  */
 import { createHash, hash as oneShotHash } from 'node:crypto';
+import { jsonString } from '../protocol/json-text.js';
 import type { AuditEvent } from './events.js';
 import { RowBuffer } from './row-buffer.js';
 import { assertAuditSafe, AuditUnsafeEventError } from './safety.js';
@@ -114,16 +115,17 @@ export function encodeLine(head: Readonly<ChainHead>, event: AuditEvent): Omit<E
 export function appendRow(rows: RowBuffer, head: Readonly<ChainHead>, event: AuditEvent): ChainHead {
   assertAuditSafe(event);
   const seq = head.seq + 1;
-  const fields = JSON.stringify(event);
-  const start = rows.length;
   // The body is JSON.stringify({ seq, prev, ...event }) (the event may not carry `seq` or
   // `prev`: assertAuditSafe refuses unknown keys), without copying the event: written as UTF-8
-  // where the row goes (a UTF-16 code unit takes at most 3 bytes; JSON.stringify escapes lone
-  // surrogates), then hashed there, then its closing brace replaced by the hash suffix.
-  const prefix = `{"seq":${seq},"prev":${JSON.stringify(head.hash)}${fields.length > 2 ? ',' : ''}`;
-  const buffer = rows.reserve((prefix.length + fields.length) * 3 + SUFFIX_LENGTH + 1);
-  let end = start + buffer.write(prefix, start, 'utf8');
-  end += buffer.write(fields.slice(1), end, 'utf8');
+  // where the row goes (a UTF-16 code unit takes at most 3 bytes; lone surrogates are escaped),
+  // then hashed there, then its closing brace replaced by the hash suffix.
+  const fields = JSON.stringify(event);
+  // One write of one string: the prefix and the event's fields joined (a second write of the
+  // fields alone cost ~0.1 µs a row more).
+  const body = `{"seq":${seq},"prev":${jsonString(head.hash)}${fields.length > 2 ? ',' : ''}${fields.slice(1)}`;
+  const start = rows.length;
+  const buffer = rows.reserve(body.length * 3 + SUFFIX_LENGTH);
+  let end = start + buffer.write(body, start, 'utf8');
   // One-shot `crypto.hash` (Node 20.12+, the engines floor): no Hash object per row.
   const hash = oneShotHash('sha256', buffer.subarray(start, end), 'hex');
   end -= 1; // the body's closing brace: the hash goes before it

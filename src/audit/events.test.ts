@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { AUDIT_EVENT_TYPES, auditTime, type AuditEvent, type AuditEventType } from './events.js';
+import { encodeRow, GENESIS_HEAD } from './chain.js';
+import { AUDIT_EVENT_SPEC, AUDIT_EVENT_TYPES, auditTime, type AuditEvent, type AuditEventType } from './events.js';
 import { AuditUnsafeEventError, assertAuditSafe } from './safety.js';
 
 const time = auditTime(new Date('2025-06-01T12:00:00.000Z'));
@@ -244,6 +245,31 @@ describe('audit events', () => {
   it('accepts a valid event of every type', () => {
     assert.deepEqual(Object.keys(SAMPLES).sort(), [...AUDIT_EVENT_TYPES].sort());
     for (const event of Object.values(SAMPLES)) assertAuditSafe(event);
+  });
+
+  it("property: every type's row holds the event as JSON.stringify writes it, whatever its ids hold and whichever optional fields it omits", () => {
+    const ID_KEYS = new Set(['client', 'agent', 'taskId', 'contextId', 'actionId', 'tool', 'user', 'host']);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...AUDIT_EVENT_TYPES),
+        fc.stringMatching(/^[!-~]{1,40}$/),
+        fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }),
+        fc.nat({ max: 1e9 }),
+        (type, id, drop, seq) => {
+          const optional: readonly string[] = AUDIT_EVENT_SPEC[type].optional;
+          const event: Record<string, unknown> = { ...SAMPLES[type] };
+          Object.keys(event).forEach((key, index) => {
+            if (ID_KEYS.has(key)) event[key] = id;
+            else if (optional.includes(key) && drop[index] === true) event[key] = undefined;
+          });
+          const head = seq === 0 ? GENESIS_HEAD : { seq, hash: 'cd'.repeat(32) };
+          const row = encodeRow(head, event as AuditEvent);
+          const body = JSON.stringify({ seq: head.seq + 1, prev: head.hash, ...event });
+          assert.equal(row.line, `${body.slice(0, -1)},"hash":"${row.hash}"}`);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses keys named like a token, secret or content, at any depth', () => {
