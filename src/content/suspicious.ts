@@ -10,7 +10,7 @@
  * if (total > 0) audit({ event: 'a2a.task.suspicious_input', total, ...byCategory });
  * ```
  */
-import { collapseWhitespace, foldForAsciiPatterns, nextInvisible } from './fold.js';
+import { collapseWhitespace, foldCodePoint, foldForAsciiPatterns, nextInvisible } from './fold.js';
 import { firstOpenWindow } from './windows.js';
 import { neutraliseMarkers } from './neutralise.js';
 
@@ -177,7 +177,9 @@ export function countSuspiciousPatterns(text: string): SuspiciousCounts {
   let raw = truncated ? input.slice(0, MAX_SCAN_CHARS) : input;
   if (truncated && isHighSurrogate(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
 
-  const byCategory = countWordPatterns(collapseWhitespace(foldForAsciiPatterns(raw)));
+  const byCategory = foldHoldsAsciiLetter(raw)
+    ? countWordPatterns(collapseWhitespace(foldForAsciiPatterns(raw)))
+    : countWordPatterns('');
   byCategory.marker_spoof = neutraliseMarkers(raw).neutralised;
   byCategory.encoding_evasion = countEncodingEvasion(raw);
   let total = 0;
@@ -207,6 +209,63 @@ export function countWordPatterns(normalised: string): Record<SuspiciousCategory
     marker_spoof: 0,
     encoding_evasion: 0,
   };
+}
+
+/**
+ * Whether the fold the word patterns read ({@link foldForAsciiPatterns}) holds an ASCII letter,
+ * told without making it. Every word pattern spells at least one ASCII letter, so text whose fold
+ * holds none (Chinese, Japanese, Korean, Arabic, Hebrew, Devanagari, Thai…, with digits and
+ * punctuation) can match none of them: its fold, the white space collapse and five scans are
+ * skipped (about 40 µs for 4,000 Chinese characters, for 8–10 here). Stops at the first letter, at
+ * once in Latin script and in the scripts whose homoglyphs fold to Latin letters (Cyrillic,
+ * Greek); learns each code point of the plane once, from the fold itself.
+ *
+ * @example
+ * ```ts
+ * foldHoldsAsciiLetter('这是一个测试'); // false
+ * foldHoldsAsciiLetter('这是ｉｇｎｏｒｅ'); // true (fullwidth letters fold to ASCII)
+ * ```
+ */
+export function foldHoldsAsciiLetter(raw: string): boolean {
+  const table = foldLetters ?? foldLettersTable();
+  for (let i = 0; i < raw.length; i++) {
+    const unit = raw.charCodeAt(i);
+    let role = table[unit] as number;
+    if (role === FOLDS_TO_NO_LETTER) continue;
+    if (role === FOLDS_TO_LETTER) return true;
+    if (role === SURROGATE) {
+      // Outside the plane (mathematical letters fold to ASCII ones), or a lone surrogate.
+      const cp = raw.codePointAt(i) ?? unit;
+      if (cp > 0xffff) i++;
+      if (ASCII_LETTER.test(foldCodePoint(cp))) return true;
+      continue;
+    }
+    role = table[unit] = ASCII_LETTER.test(foldCodePoint(unit)) ? FOLDS_TO_LETTER : FOLDS_TO_NO_LETTER;
+    if (role === FOLDS_TO_LETTER) return true;
+  }
+  return false;
+}
+
+/**
+ * What each code unit folds to, by code: ASCII and the surrogates set when it is made, every
+ * other unit learnt on first sight (64 KiB, fixed whatever the input): one read a unit, which
+ * measured a third faster than testing for ASCII first.
+ */
+let foldLetters: Uint8Array | undefined;
+const UNKNOWN = 0;
+const FOLDS_TO_LETTER = 1;
+const FOLDS_TO_NO_LETTER = 2;
+const SURROGATE = 3;
+const ASCII_LETTER = /[a-z]/;
+
+function foldLettersTable(): Uint8Array {
+  const table = new Uint8Array(0x10000).fill(UNKNOWN);
+  for (let unit = 0; unit < 0x80; unit++) {
+    table[unit] = ASCII_LETTER.test(String.fromCharCode(unit).toLowerCase()) ? FOLDS_TO_LETTER : FOLDS_TO_NO_LETTER;
+  }
+  table.fill(SURROGATE, 0xd800, 0xe000);
+  foldLetters = table;
+  return table;
 }
 
 /** Non-overlapping matches of a global pattern. */
