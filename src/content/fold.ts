@@ -189,8 +189,15 @@ const ASCII_FOLD: readonly string[] = Array.from({ length: 0x80 }, (_, cp) => St
 const foldCache = new Map<number, string>();
 const FOLD_CACHE_MAX = 8192;
 
-/** Longest fold kept for one code point ('㎈' is 'cal', '㏂' is 'a.m.'); see {@link foldCodePoint}. */
-const MAX_EXPANSION = 6;
+/**
+ * Longest fold kept for one code point ('㎈' is 'cal', '㏂' is 'a.m.'); see {@link foldCodePoint}.
+ *
+ * @example
+ * ```ts
+ * foldCodePoint(cp).length <= MAX_EXPANSION; // true for every code point
+ * ```
+ */
+export const MAX_EXPANSION = 6;
 
 /**
  * The detection fold of one code point: `''` for an invisible character, otherwise one to six

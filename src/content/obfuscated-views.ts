@@ -51,10 +51,19 @@ export function skeletonChars(cp: number): string {
  */
 let bmpSkeleton: Uint16Array | undefined;
 /** Surrogate codes: never the one-character skeleton of a code point of the Basic Multilingual Plane. */
-const NO_SKELETON = 0xdfff;
-const SEVERAL_CHARS = 0xdffe;
+export const NO_SKELETON = 0xdfff;
+export const SEVERAL_CHARS = 0xdffe;
 
-function bmpSkeletonCode(cp: number): number {
+/**
+ * The skeleton of a code point of the plane past ASCII (not a surrogate) as one code: its one
+ * character's, {@link NO_SKELETON} or {@link SEVERAL_CHARS}.
+ *
+ * @example
+ * ```ts
+ * bmpSkeletonCode(0xff25); // 0x65 ('e', from fullwidth 'Ｅ')
+ * ```
+ */
+export function bmpSkeletonCode(cp: number): number {
   const table = (bmpSkeleton ??= new Uint16Array(0x10000));
   let code = table[cp] as number;
   if (code === 0) {

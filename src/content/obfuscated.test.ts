@@ -207,6 +207,88 @@ describe('skeleton needles in ASCII text, wherever they start', () => {
   });
 });
 
+describe('skeleton needles in text outside ASCII, wherever they start', () => {
+  /** One character of a secret in a form whose skeleton is that character. */
+  const lookAlike = (c: string, form: number): string => {
+    const code = c.charCodeAt(0);
+    const letter = code >= 0x61 && code <= 0x7a;
+    if (form === 1) return c.toUpperCase();
+    if (form === 2) return String.fromCodePoint(code + 0xfee0); // fullwidth
+    if (form === 3 && letter) return String.fromCodePoint(0x1d41a + code - 0x61); // mathematical bold
+    if (form === 3) return String.fromCodePoint(0x1d7ce + code - 0x30); // mathematical bold digit
+    if (form === 4 && letter) return String.fromCodePoint(0x24d0 + code - 0x61); // circled
+    return c;
+  };
+  const LIGATURES: readonly (readonly [string, string])[] = [
+    ['ffi', '\ufb03'],
+    ['ffl', '\ufb04'],
+    ['ff', '\ufb00'],
+    ['fi', '\ufb01'],
+    ['fl', '\ufb02'],
+  ];
+  const disguised = (secret: string, forms: readonly number[], gaps: readonly string[]): string => {
+    let out = '';
+    for (let i = 0; i < secret.length; i++) {
+      const ligature = forms[i] === 5 ? LIGATURES.find(([plain]) => secret.startsWith(plain, i)) : undefined;
+      out += ligature === undefined ? lookAlike(secret[i] as string, forms[i] ?? 0) : ligature[1];
+      if (ligature !== undefined) i += ligature[0].length - 1;
+      out += gaps[i] ?? '';
+    }
+    return out;
+  };
+  const prose = fc.constantFrom(
+    '这是一个测试消息，我们正在检查性能。',
+    'مرحبا كيف حالك اليوم؟ ',
+    'Привет, как дела? ',
+    'Καλημέρα σας. ',
+    'naïve façade, déjà vu. ',
+  );
+
+  it('finds a secret in any mix of look-alike forms, ligatures and gaps, inside prose in other scripts', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^(?:[a-z0-9]|ffi|ffl|fl){8,16}$/),
+        fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 48, maxLength: 48 }),
+        fc.array(fc.constantFrom('', '', ' ', '\u200b', '-'), { minLength: 48, maxLength: 48 }),
+        prose,
+        fc.nat({ max: 30 }),
+        (secret, forms, gaps, before, cut) => {
+          const matcher = createObfuscationMatcher([secret]);
+          const around = before.repeat(3);
+          const text = `${around.slice(0, cut)}${disguised(secret, forms, gaps)}${around.slice(cut)}`;
+          assert.ok(matcher.spans(text) !== undefined, `${secret} in ${JSON.stringify(text)}`);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('finds a secret written in fewer characters than its skeleton, between characters no needle holds', () => {
+    const matcher = createObfuscationMatcher(['ffiffiffiffl']);
+    for (const text of [
+      '测试\ufb03\ufb03\ufb03\ufb04测试',
+      '\ufb03\ufb03\ufb03\ufb04',
+      '这\ufb03 \ufb03\ufb03\ufb04是',
+    ]) {
+      assert.ok(matcher.spans(text) !== undefined, JSON.stringify(text));
+    }
+    assert.equal(matcher.spans('测试\ufb03\ufb03测\ufb03\ufb04测试'), undefined);
+    // Outside the plane: two code units a character.
+    const bold = [...'sklive0123456789']
+      .map((c) => String.fromCodePoint(c < 'a' ? 0x1d7ce + c.charCodeAt(0) - 0x30 : 0x1d41a + c.charCodeAt(0) - 0x61))
+      .join('');
+    assert.ok(createObfuscationMatcher([SECRET]).spans(`测试${bold}测试`) !== undefined);
+  });
+
+  it('finds nothing in long text in a script no needle uses, nor in it with the secret cut short', () => {
+    const matcher = createObfuscationMatcher([SECRET]);
+    const text = '这是一个测试消息，我们正在检查性能。'.repeat(250);
+    assert.equal(matcher.spans(text), undefined);
+    assert.equal(matcher.spans(`${text}ｓｋ－ｌｉｖｅ－０１２３４５６７８${text}`), undefined);
+    assert.ok(matcher.spans(`${text}ｓｋ－ｌｉｖｅ－０１２３４５６７８９${text}`) !== undefined);
+  });
+});
+
 describe('base64 runs, wherever they start', () => {
   it('finds the base64 of the shortest secret (11 characters) after any prefix, with line breaks inside', () => {
     const secret = 'k3y-2024';

@@ -38,7 +38,17 @@
  * ```
  */
 import { Buffer } from 'node:buffer';
-import { type View, buildHexView, buildSkeleton, hasHexRun, skeletonChars } from './obfuscated-views.js';
+import { MAX_EXPANSION } from './fold.js';
+import {
+  type View,
+  bmpSkeletonCode,
+  buildHexView,
+  buildSkeleton,
+  hasHexRun,
+  NO_SKELETON,
+  SEVERAL_CHARS,
+  skeletonChars,
+} from './obfuscated-views.js';
 import { firstOpenWindow } from './windows.js';
 
 /** Letters and digits a secret's skeleton needs before it is matched in folded form. */
@@ -81,6 +91,8 @@ interface Needles {
   readonly skeletons: readonly string[];
   /** By ASCII code, 1 for a letter or digit whose skeleton no needle holds: no occurrence spans one. */
   readonly skeletonBreaks: Uint8Array;
+  /** By code, 1 for a character a needle holds (see {@link mayHoldSkeleton}). */
+  readonly heldCodes: Uint8Array;
   /** The length of the shortest of {@link skeletons}. */
   readonly shortestSkeleton: number;
   /** Lower-case hex of the UTF-8 bytes. */
@@ -136,9 +148,12 @@ export function createObfuscationMatcher(secrets: readonly string[], minLength =
     const chars = skeletonChars(code);
     return chars !== '' && !held.has(chars) ? 1 : 0;
   });
+  const heldCodes = new Uint8Array(0x10000);
+  for (const ch of held) if (ch.length === 1) heldCodes[ch.charCodeAt(0)] = 1;
   const needles: Needles = {
     skeletons: [...skeletons],
     skeletonBreaks,
+    heldCodes,
     shortestSkeleton: Math.min(...[...skeletons].map((needle) => needle.length)),
     hex: [...hex],
     shortestHex,
@@ -195,15 +210,38 @@ function findObfuscated(text: string, needles: Needles, maxSpan: number): number
 }
 
 /**
- * False when no skeleton needle can occur in `text`, told without building the skeleton. In
- * ASCII each character gives at most one skeleton character, so an occurrence covers at least the
- * shortest needle's length in characters, none of them a letter or digit that no needle holds
- * (prose has one every few characters): prose is crossed in strides ({@link firstOpenWindow}).
- * Text outside ASCII, where one character may give several, is answered true.
+ * False when no skeleton needle can occur in `text`, told without building the skeleton. An
+ * occurrence spans no character whose skeleton is a letter or digit that no needle holds (prose
+ * has one every few characters, and text in a script the needles do not use has nothing else),
+ * and covers at least the shortest needle's length in skeleton characters: in ASCII one a
+ * character, so at least that many characters; past ASCII up to {@link MAX_EXPANSION} a code
+ * unit (a character of several, or half of one outside the plane, never ends a stretch), so at
+ * least that many over MAX_EXPANSION. Text is crossed in strides of that width
+ * ({@link firstOpenWindow}), a few characters read each.
  */
 function mayHoldSkeleton(text: string, needles: Needles): boolean {
-  if (Buffer.byteLength(text) !== text.length) return true;
-  return firstOpenWindow(text, 0, needles.shortestSkeleton, needles.skeletonBreaks) !== -1;
+  if (Buffer.byteLength(text) === text.length) {
+    return firstOpenWindow(text, 0, needles.shortestSkeleton, needles.skeletonBreaks) !== -1;
+  }
+  // firstOpenWindow's strides with every code unit judged: a loop of its own, so that the
+  // base64 and hex scans' calls of firstOpenWindow stay specialised to their ASCII tables.
+  const width = Math.ceil(needles.shortestSkeleton / MAX_EXPANSION);
+  for (let i = 0; i + width <= text.length;) {
+    let back = i + width - 1;
+    while (back >= i && !endsSkeletonStretch(text.charCodeAt(back), needles)) back--;
+    if (back < i) return true;
+    i = back + 1;
+  }
+  return false;
+}
+
+/** Whether no needle occurrence spans this code unit (see {@link mayHoldSkeleton}). */
+function endsSkeletonStretch(code: number, needles: Needles): boolean {
+  if (code < 0x80) return needles.skeletonBreaks[code] === 1;
+  // Half of a code point outside the plane, or a character of several: up to MAX_EXPANSION.
+  if (code >= 0xd800 && code <= 0xdfff) return false;
+  const skeleton = bmpSkeletonCode(code);
+  return skeleton !== NO_SKELETON && skeleton !== SEVERAL_CHARS && needles.heldCodes[skeleton] !== 1;
 }
 
 function includesAny(text: string, needles: readonly string[]): boolean {
