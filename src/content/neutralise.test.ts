@@ -369,6 +369,40 @@ describe('mayHoldPhrase: text told apart without its skeleton', () => {
     assert.equal(mayHoldPhrase('external untrusted'), false);
   });
 
+  it('answers as one unit at a time does, for any mix of scripts, look-alikes, ligatures and characters outside the plane', () => {
+    // Spaces in front open a stretch at once (they add no letter and break nothing), so the
+    // prefixed text is read one unit at a time from its start: the strides' reference.
+    const oneAtATime = (text: string): boolean => mayHoldPhrase(`${' '.repeat(23)}${text}`);
+    const piece = fc.oneof(
+      fc.constantFrom(
+        '这是一个',
+        '，',
+        'مرحبا',
+        'नमस्ते',
+        '😀',
+        '\ud800',
+        '\ufb06',
+        'ﬃ',
+        '㏂',
+        'Привет',
+        'ＥＸＴ',
+        'external',
+      ),
+      fc.constantFrom('untrusted', 'content', 'extemal', '_', ' ', '|', '$', 'h', 'q', '0'),
+      fc.string({ unit: 'binary', maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const text = pieces.join('');
+        assert.equal(mayHoldPhrase(text), oneAtATime(text), JSON.stringify(text));
+      }),
+      { numRuns: 3000 },
+    );
+    // Four code units of two characters outside the plane count 24 letters between two breaks.
+    assert.equal(mayHoldPhrase('这是😀😀这是'), true);
+    assert.equal(mayHoldPhrase('这是😀这😀这是'), false);
+  });
+
   it('still lets the shortest spellings through: m for rn, letter-like symbols, a ligature for two letters', () => {
     // 23 letters in 23 characters; with symbols for letters; 23 letters in 22 code units ('ﬆ' is "st").
     for (const text of ['extemaluntrustedcontent', 'EXTERNA|_UNTRU$TED_CONTENT', 'extemal untru\ufb06ed content']) {

@@ -310,7 +310,9 @@ function bmpCount(cp: number): number {
  * another letter: most letters of other scripts) ends the stretch, and a surrogate counts as
  * the longest skeleton a code point has ({@link MAX_EXPANSION}), so the answer errs only towards
  * true. Prose breaks the phrase every few characters, in Latin script and in most others, and
- * most text is answered in one pass over its code units.
+ * most text is answered in one pass over its code units; text in a script whose every letter
+ * breaks it (Chinese, Arabic, Hindi…) in strides, a unit read in every few: a stretch of
+ * MIN_PHRASE_LETTERS letters covers at least that over MAX_EXPANSION units.
  *
  * @example
  * ```ts
@@ -319,8 +321,19 @@ function bmpCount(cp: number): number {
  * ```
  */
 export function mayHoldPhrase(text: string): boolean {
+  const n = text.length;
+  let i = 0;
+  // Strides while every few units break the phrase (text in a script whose letters all do):
+  // i starts a stretch (0, or just past a break), and a break among its first PHRASE_UNITS
+  // units ends it too short. From the first stretch that long, one unit at a time.
+  while (i + PHRASE_UNITS <= n) {
+    let back = i + PHRASE_UNITS - 1;
+    while (back >= i && !endsStretch(text.charCodeAt(back))) back--;
+    if (back < i) break;
+    i = back + 1;
+  }
   let letters = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (; i < n; i++) {
     const unit = text.charCodeAt(i);
     if (unit < 0x80) {
       const role = ASCII_ROLE[unit];
@@ -342,4 +355,13 @@ export function mayHoldPhrase(text: string): boolean {
     if (letters >= MIN_PHRASE_LETTERS) return true;
   }
   return false;
+}
+
+/** The fewest code units a stretch of {@link MIN_PHRASE_LETTERS} letters covers: a unit adds at most MAX_EXPANSION. */
+const PHRASE_UNITS = Math.ceil(MIN_PHRASE_LETTERS / MAX_EXPANSION);
+
+/** Whether a code unit breaks the phrase: {@link mayHoldPhrase} starts its count again past it. */
+function endsStretch(unit: number): boolean {
+  if (unit < 0x80) return ASCII_ROLE[unit] === BREAK;
+  return (unit < 0xd800 || unit > 0xdfff) && bmpCount(unit) === BMP_BREAKS;
 }
