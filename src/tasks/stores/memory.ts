@@ -8,13 +8,17 @@
  * - `terminal`, a linked list of finished tasks in update order, makes eviction O(1): the
  *   victim is its head. (A `Map` used as a queue is not O(1) in V8: deleting from its front
  *   leaves holes that every later `keys().next()` walks over until the table is rehashed.)
- * - `indexes`, per owner: one ordered index per (contextId?, status?) filter combination
- *   ({@link OwnerIndexes}), so that every ListTasks filter combination is answered by exactly
- *   one index that holds only matching tasks: a page is a binary search plus the page itself,
- *   and `totalSize` is a rank query. Nothing ever scans or sorts the whole store. Most contexts
- *   hold a single task (a message without a contextId starts a new one), so a context's indexes
- *   are created only when it gets its second task: until then the owner's `byContext` maps the
- *   context to that task's entry, which answers a contextId-filtered list by itself.
+ * - `owners`: per owner, its entries (a linked list) and, from its first ListTasks on, one
+ *   ordered index per (contextId?, status?) filter combination (`memory/indexes.ts`), so that
+ *   every filter combination is answered by exactly one index that holds only matching tasks: a
+ *   page is a binary search plus the page itself, and `totalSize` is a rank query. Nothing ever
+ *   scans or sorts the whole store. The indexes are built from the owner's entries when it
+ *   first lists (O(k log k) for its k tasks, once) and kept until its last task leaves: most
+ *   callers never list, and keeping them at every put cost 2–3 µs a task in process. Most
+ *   contexts hold a single task (a message without a contextId starts a new one), so a
+ *   context's indexes are created only when it gets its second task: until then the owner's
+ *   `byContext` maps the context to that task's entry, which answers a contextId-filtered list
+ *   by itself.
  *
  * A put of an existing task (the service puts each task several times as its status and
  * artifacts change) updates it in place, and that is the hot path. Each task id has one
@@ -37,8 +41,8 @@
  * or shift rather than splice, and `put` returns one shared settled promise instead of
  * being `async` (see `put`).
  *
- * The pieces live beside this file: `memory/entries.ts` (an entry and its owner's and context's
- * indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`, `memory/pages.ts` (ListTasks),
+ * The pieces live beside this file: `memory/entries.ts` (an entry and what its owner has), `memory/indexes.ts`
+ * (the ListTasks indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`, `memory/pages.ts` (ListTasks),
  * `memory/bytes.ts` (a task's size) and `memory/shares.ts` (per-principal quotas, the eviction
  * order, the bytes bound and the parked tasks' TTL).
  *
@@ -56,21 +60,13 @@ import { isTerminalState } from '../../protocol/model.js';
 import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
 import { heldBytes } from './memory/bytes.js';
-import {
-  addToIndexes,
-  Entry,
-  heldFormOf,
-  reindex,
-  removeFromIndexes,
-  type HeldTask,
-  type OwnerIndexes,
-  type Share,
-} from './memory/entries.js';
+import { Entry, heldFormOf, newOwnerTasks, type HeldTask, type OwnerTasks, type Share } from './memory/entries.js';
+import { addToIndexes, indexesOf, reindex, removeFromIndexes } from './memory/indexes.js';
 import { LinkedList } from './memory/linked-list.js';
 import { readPage, readSingle } from './memory/pages.js';
+import type { SortedIndex } from './memory/sorted-index.js';
 import type { MemoryFairShareLimits } from './memory/limits.js';
 import { FairShares } from './memory/shares.js';
-import { SortedIndex } from './memory/sorted-index.js';
 import { checkTaskQuery, decodePageToken } from './page-token.js';
 import {
   checkRetention,
@@ -129,10 +125,12 @@ const SETTLED: Promise<void> = Promise.resolve();
  * A bounded in-memory {@link TaskStore}. See the module comment for the data layout.
  *
  * Complexity (n = tasks in the store, k = tasks in the queried index, p = page size,
- * B = index chunk size, 256): `get` O(1); `put` of a new task O(log n + B) for its four index
- * insertions (two while its context has no other task; O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction
- * of the same cost; `put` of an existing task O(1) when its status is unchanged, otherwise
- * O(log n + B) for the indexes its new timestamp or state moves it in; `list` O(log k + p),
+ * B = index chunk size, 256): `get` O(1); `put` O(1) for an owner that has never listed; once it
+ * has, `put` of a new task O(log n + B) for its four index insertions (two while its context has
+ * no other task; O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction of
+ * the same cost, and `put` of an existing task O(1) when its status is unchanged, otherwise
+ * O(log n + B) for the indexes its new timestamp or state moves it in; `list` O(log k + p)
+ * (and O(k log k) once, on an owner's first list, to build its indexes),
  * plus O(k/B) to count `totalSize` when `statusTimestampAfter` is set, plus dropping tasks
  * that expired since the last sweep (amortised O(1) each: every task is dropped at most
  * once); `sweep` O(dropped).
@@ -154,8 +152,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly entries = new Map<string, Entry>();
   private readonly touched = new LinkedList<Entry>();
   private readonly terminal = new LinkedList<Entry>();
-  /** Owner → that owner's indexes; an owner is here exactly while it has a task in the store. */
-  private readonly indexes = new Map<string, OwnerIndexes>();
+  /** Owner → its entries and, once it has listed, its indexes; here exactly while it has a task. */
+  private readonly owners = new Map<string, OwnerTasks>();
   /** The entry detached last, kept for the next new task (at the cap, the one that evicted it). */
   private spare: Entry | undefined = undefined;
   private lastClockMs = Number.NEGATIVE_INFINITY;
@@ -361,8 +359,10 @@ export class MemoryTaskStore implements TaskStore {
     contextId: string | undefined,
     state: TaskState | undefined,
   ): SortedIndex<Entry> | Entry | undefined {
-    const owned = this.indexes.get(owner);
-    const group = contextId === undefined ? owned : owned?.byContext.get(contextId);
+    const tasks = this.owners.get(owner);
+    if (tasks === undefined) return undefined;
+    const owned = indexesOf(tasks);
+    const group = contextId === undefined ? owned : owned.byContext.get(contextId);
     if (group instanceof Entry) return state === undefined || group.state === state ? group : undefined;
     return state === undefined ? group?.all : group?.byState.get(state);
   }
@@ -393,10 +393,10 @@ export class MemoryTaskStore implements TaskStore {
     nowMs: number,
     bytes: number,
   ): void {
-    let owned = this.indexes.get(owner);
+    let owned = this.owners.get(owner);
     if (owned === undefined) {
-      owned = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
-      this.indexes.set(owner, owned);
+      owned = newOwnerTasks();
+      this.owners.set(owner, owned);
     }
     let entry = this.spare;
     if (entry === undefined) entry = new Entry(owner, task, held, statusMs, nowMs, owned);
@@ -410,6 +410,7 @@ export class MemoryTaskStore implements TaskStore {
     this.entries.set(entry.id, entry);
     this.touched.append(entry.touchedNode);
     if (isTerminalState(entry.state)) this.terminal.append(entry.terminalNode);
+    owned.entries.append(entry.ownerNode);
     addToIndexes(entry);
   }
 
@@ -438,7 +439,9 @@ export class MemoryTaskStore implements TaskStore {
     this.terminal.unlink(entry.terminalNode);
     this.shares.detached(entry);
     removeFromIndexes(entry);
-    if (entry.owned.all.size === 0) this.indexes.delete(entry.owner);
+    const { entries } = entry.owned;
+    entries.unlink(entry.ownerNode);
+    if (entries.first() === undefined) this.owners.delete(entry.owner);
     // Nothing refers to it anymore: the next new task takes it over (see `Entry.reuse`).
     this.spare = entry;
   }

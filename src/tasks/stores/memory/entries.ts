@@ -1,20 +1,20 @@
 /**
- * The memory store's entries and the per-owner indexes they sit in: one ordered index per
- * ListTasks filter combination (every task, by state, by context, by context and state), and
- * the few moves a put makes in them. See `memory.ts` for why the layout is what it is.
+ * The memory store's entries, what each owner has in the store (its entries, and its ListTasks
+ * indexes once it has listed), and the form a task is held in. The index moves are in
+ * `indexes.ts`; see `memory.ts` for why the layout is what it is.
  *
  * @example
  * ```ts
- * const owned: OwnerIndexes = { all: new SortedIndex(), byState: new Map(), byContext: new Map() };
+ * const owned = newOwnerTasks();
  * const entry = new Entry('alice', task, heldFormOf(task), statusMs, nowMs, owned);
- * addToIndexes(entry);
+ * owned.entries.append(entry.ownerNode);
  * ```
  */
 import { taskJson } from '../../../protocol/model-json.js';
 import { isTerminalState } from '../../../protocol/model.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
-import { ListNode, type LinkedList } from './linked-list.js';
-import { SortedIndex, type SortKey } from './sorted-index.js';
+import { LinkedList, ListNode } from './linked-list.js';
+import type { SortedIndex, SortKey } from './sorted-index.js';
 
 /**
  * An ordered index of tasks, and one per state: the owner's, or the owner's in one context.
@@ -45,6 +45,35 @@ export interface IndexGroup {
  */
 export interface OwnerIndexes extends IndexGroup {
   readonly byContext: Map<string, IndexGroup | Entry>;
+}
+
+/**
+ * What one owner has in the store, kept while it has a task there: its entries in arrival order,
+ * and its ListTasks indexes, built from those entries on its first list (`indexesOf` in
+ * `indexes.ts`) and kept up to date from then on. Most callers never list, and keeping four
+ * sorted indexes and a map of contexts current at every put cost 2–3 µs a task in process.
+ *
+ * @example
+ * ```ts
+ * const owned = newOwnerTasks();
+ * owned.indexes; // undefined until the owner lists
+ * ```
+ */
+export interface OwnerTasks {
+  readonly entries: LinkedList<Entry>;
+  indexes: OwnerIndexes | undefined;
+}
+
+/**
+ * An owner's record with no task and no indexes yet.
+ *
+ * @example
+ * ```ts
+ * owners.set(owner, newOwnerTasks());
+ * ```
+ */
+export function newOwnerTasks(): OwnerTasks {
+  return { entries: new LinkedList<Entry>(), indexes: undefined };
 }
 
 /**
@@ -95,14 +124,17 @@ export class Entry implements SortKey {
   statusMs: number;
   touchedMs: number;
   /**
-   * Its owner's indexes, and its context's: held so that a put looks neither up. The context
-   * has no group (`undefined`) while this is its only task and it was never shared.
+   * What its owner has in the store, and its context's index group: held so that a put looks
+   * neither up. The context has no group (`undefined`) while this is its only task and it was
+   * never shared, and while its owner has no indexes.
    */
-  owned: OwnerIndexes;
+  owned: OwnerTasks;
   context: IndexGroup | undefined = undefined;
   /** Allocated once: an update moves them rather than allocating new ones. */
   readonly touchedNode: ListNode<Entry>;
   readonly terminalNode: ListNode<Entry>;
+  /** In its owner's list of entries (`OwnerTasks.entries`). */
+  readonly ownerNode: ListNode<Entry>;
   /** In its principal's own list of finished tasks (eviction within its quota). */
   readonly shareTerminalNode: ListNode<Entry>;
   /** In the store's list of parked (input- or auth-required) tasks, for their idle TTL. */
@@ -112,7 +144,7 @@ export class Entry implements SortKey {
   /** Its principal's share of the store (set when the store attaches the entry). */
   share: Share | undefined = undefined;
 
-  constructor(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerIndexes) {
+  constructor(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerTasks) {
     this.id = task.id;
     this.owner = owner;
     this.held = held;
@@ -123,6 +155,7 @@ export class Entry implements SortKey {
     this.owned = owned;
     this.touchedNode = new ListNode<Entry>(this);
     this.terminalNode = new ListNode<Entry>(this);
+    this.ownerNode = new ListNode<Entry>(this);
     this.shareTerminalNode = new ListNode<Entry>(this);
     this.parkedNode = new ListNode<Entry>(this);
   }
@@ -164,7 +197,7 @@ export class Entry implements SortKey {
    * spare.reuse(owner, task, heldFormOf(task), statusMs, nowMs, owned);
    * ```
    */
-  reuse(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerIndexes): void {
+  reuse(owner: string, task: Task, held: HeldTask, statusMs: number, nowMs: number, owned: OwnerTasks): void {
     this.id = task.id;
     this.owner = owner;
     this.held = held;
@@ -201,152 +234,4 @@ export type HeldTask = Task | string;
  */
 export function heldFormOf(task: Task): HeldTask {
   return isTerminalState(task.status.state) ? taskJson(task) : task;
-}
-
-function addToGroup(group: IndexGroup, entry: Entry): void {
-  group.all.insert(entry);
-  stateIndexFor(group, entry.state).insert(entry);
-}
-
-/**
- * Puts an entry (whose contextId is set) into its context: as the context's only task if it
- * is the first, otherwise into the context's group, creating the group (and moving the
- * context's single task into it) when this is the second task.
- */
-function joinContext(entry: Entry): void {
-  const { byContext } = entry.owned;
-  const slot = byContext.get(entry.contextId);
-  if (slot === undefined) {
-    entry.context = undefined;
-    byContext.set(entry.contextId, entry);
-    return;
-  }
-  let group: IndexGroup;
-  if (slot instanceof Entry) {
-    group = { all: new SortedIndex(), byState: new Map() };
-    addToGroup(group, slot);
-    slot.context = group;
-    byContext.set(entry.contextId, group);
-  } else {
-    group = slot;
-  }
-  entry.context = group;
-  addToGroup(group, entry);
-}
-
-/** Takes an entry out of its context; drops the context's slot if it was its last task. */
-function leaveContext(entry: Entry): void {
-  const { context } = entry;
-  if (context === undefined) {
-    entry.owned.byContext.delete(entry.contextId);
-    return;
-  }
-  context.all.remove(entry);
-  stateIndex(context, entry.state).remove(entry);
-  if (context.all.size === 0) entry.owned.byContext.delete(entry.contextId);
-  entry.context = undefined;
-}
-
-/**
- * The group's index for a state, created if it is the first task in that state.
- *
- * @example
- * ```ts
- * stateIndexFor(entry.owned, 'working').insert(entry);
- * ```
- */
-export function stateIndexFor(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
-  let index = group.byState.get(state);
-  if (index === undefined) {
-    index = new SortedIndex();
-    group.byState.set(state, index);
-  }
-  return index;
-}
-
-/**
- * The group's index for the state of a task it holds.
- *
- * @throws Error if it is missing: the indexes are corrupt.
- * @example
- * ```ts
- * stateIndex(entry.owned, entry.state).remove(entry);
- * ```
- */
-export function stateIndex(group: IndexGroup, state: TaskState): SortedIndex<Entry> {
-  const index = group.byState.get(state);
-  if (index === undefined) throw new Error('MemoryTaskStore: index missing for a stored task');
-  return index;
-}
-
-/**
- * Into the indexes of its filters: every task, by state, and its context's (see {@link joinContext}).
- *
- * @example
- * ```ts
- * addToIndexes(new Entry(owner, task, heldFormOf(task), statusMs, nowMs, owned));
- * ```
- */
-export function addToIndexes(entry: Entry): void {
-  addToGroup(entry.owned, entry);
-  joinContext(entry);
-}
-
-/**
- * Out of its indexes; drops its context's slot if that was its last task. The owner's stay.
- *
- * @example
- * ```ts
- * removeFromIndexes(entry);
- * ```
- */
-export function removeFromIndexes(entry: Entry): void {
-  const { owned } = entry;
-  owned.all.remove(entry);
-  stateIndex(owned, entry.state).remove(entry);
-  leaveContext(entry);
-}
-
-/**
- * Moves a stored entry to the index positions of its task's new context, state and status
- * timestamp, doing only the index work the change needs: none when neither changed (a new
- * artifact, the common update), a reposition for a new timestamp, a move between the per-state
- * indexes for a new state.
- *
- * @example
- * ```ts
- * entry.hold(heldFormOf(task));
- * reindex(entry, task.contextId, task.status.state, statusMs);
- * ```
- */
-export function reindex(entry: Entry, contextId: string, state: TaskState, statusMs: number): void {
-  if (contextId !== entry.contextId) {
-    // Not expected (the task service keeps a task's context): the general, slower path.
-    removeFromIndexes(entry);
-    entry.contextId = contextId;
-    entry.state = state;
-    entry.statusMs = statusMs;
-    addToIndexes(entry);
-    return;
-  }
-  const timeChanged = statusMs !== entry.statusMs;
-  const stateChanged = state !== entry.state;
-  // The common update, a new artifact chunk: the sort key and the filters are unchanged.
-  if (!timeChanged && !stateChanged) return;
-  const { owned, context } = entry;
-  if (timeChanged) {
-    owned.all.remove(entry);
-    context?.all.remove(entry);
-  }
-  // Removed with the old key, re-inserted with the new one.
-  stateIndex(owned, entry.state).remove(entry);
-  if (context !== undefined) stateIndex(context, entry.state).remove(entry);
-  entry.statusMs = statusMs;
-  entry.state = state;
-  if (timeChanged) {
-    owned.all.insert(entry);
-    context?.all.insert(entry);
-  }
-  stateIndexFor(owned, state).insert(entry);
-  if (context !== undefined) stateIndexFor(context, state).insert(entry);
 }

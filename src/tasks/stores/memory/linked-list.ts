@@ -49,6 +49,11 @@ export class LinkedList<T> {
     return this.head?.value;
   }
 
+  /** The values first to last; do not unlink while iterating. */
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let node = this.head; node !== undefined; node = node.next) yield node.value;
+  }
+
   /** Links a node that is in no list at the end. */
   append(node: ListNode<T>): void {
     if (node.linked) throw new Error('LinkedList: node is already linked');
