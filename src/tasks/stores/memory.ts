@@ -447,10 +447,22 @@ export class MemoryTaskStore implements TaskStore {
   }
 }
 
+/**
+ * The last status timestamp parsed and its time: the service renders one string per millisecond
+ * (`isoNow`), so most puts compare one pointer instead of calling into `Date.parse`. Only
+ * timestamps that parsed are kept.
+ */
+let lastTimestamp = '1970-01-01T00:00:00.000Z';
+let lastTimestampMs = 0;
+
 function statusMsOf(task: Task): number {
-  const statusMs = Date.parse(task.status.timestamp);
+  const { timestamp } = task.status;
+  if (timestamp === lastTimestamp) return lastTimestampMs;
+  const statusMs = Date.parse(timestamp);
   if (!Number.isFinite(statusMs)) {
     throw new Error('MemoryTaskStore: task.status.timestamp is not a date');
   }
+  lastTimestamp = timestamp;
+  lastTimestampMs = statusMs;
   return statusMs;
 }
