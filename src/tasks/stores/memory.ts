@@ -13,8 +13,9 @@
  *   every filter combination is answered by exactly one index that holds only matching tasks: a
  *   page is a binary search plus the page itself, and `totalSize` is a rank query. Nothing ever
  *   scans or sorts the whole store. The indexes are built from the owner's entries when it
- *   first lists (O(k log k) for its k tasks, once) and kept until its last task leaves: most
- *   callers never list, and keeping them at every put cost 2–3 µs a task in process. Most
+ *   first lists (about 1 µs a task, once), or when it reaches `INDEX_AT_TASKS` tasks (so that no
+ *   list waits for a build of more), and kept until its last task leaves: most callers never
+ *   list, and keeping them at every put cost 2–3 µs a task in process. Most
  *   contexts hold a single task (a message without a contextId starts a new one), so a
  *   context's indexes are created only when it gets its second task: until then the owner's
  *   `byContext` maps the context to that task's entry, which answers a contextId-filtered list
@@ -61,7 +62,7 @@ import type { Task, TaskState } from '../../protocol/model.js';
 import type { TaskPage, TaskQuery, TaskStore } from '../store.js';
 import { heldBytes } from './memory/bytes.js';
 import { Entry, heldFormOf, newOwnerTasks, type HeldTask, type OwnerTasks, type Share } from './memory/entries.js';
-import { addToIndexes, indexesOf, reindex, removeFromIndexes } from './memory/indexes.js';
+import { addToIndexes, INDEX_AT_TASKS, indexesOf, reindex, removeFromIndexes } from './memory/indexes.js';
 import { LinkedList } from './memory/linked-list.js';
 import { readPage, readSingle } from './memory/pages.js';
 import type { SortedIndex } from './memory/sorted-index.js';
@@ -130,7 +131,7 @@ const SETTLED: Promise<void> = Promise.resolve();
  * no other task; O(n/B) more on the rare chunk split or merge) plus, at capacity, one eviction of
  * the same cost, and `put` of an existing task O(1) when its status is unchanged, otherwise
  * O(log n + B) for the indexes its new timestamp or state moves it in; `list` O(log k + p)
- * (and O(k log k) once, on an owner's first list, to build its indexes),
+ * (and O(k log k) once, on an owner's first list, to build its indexes of k < 1,024 tasks),
  * plus O(k/B) to count `totalSize` when `statusTimestampAfter` is set, plus dropping tasks
  * that expired since the last sweep (amortised O(1) each: every task is dropped at most
  * once); `sweep` O(dropped).
@@ -411,7 +412,9 @@ export class MemoryTaskStore implements TaskStore {
     this.touched.append(entry.touchedNode);
     if (isTerminalState(entry.state)) this.terminal.append(entry.terminalNode);
     owned.entries.append(entry.ownerNode);
-    addToIndexes(entry);
+    owned.count += 1;
+    if (owned.indexes === undefined && owned.count >= INDEX_AT_TASKS) indexesOf(owned);
+    else addToIndexes(entry);
   }
 
   /**
@@ -439,9 +442,10 @@ export class MemoryTaskStore implements TaskStore {
     this.terminal.unlink(entry.terminalNode);
     this.shares.detached(entry);
     removeFromIndexes(entry);
-    const { entries } = entry.owned;
-    entries.unlink(entry.ownerNode);
-    if (entries.first() === undefined) this.owners.delete(entry.owner);
+    const { owned } = entry;
+    owned.entries.unlink(entry.ownerNode);
+    owned.count -= 1;
+    if (owned.count === 0) this.owners.delete(entry.owner);
     // Nothing refers to it anymore: the next new task takes it over (see `Entry.reuse`).
     this.spare = entry;
   }

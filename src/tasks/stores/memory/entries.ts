@@ -61,6 +61,8 @@ export interface OwnerIndexes extends IndexGroup {
  */
 export interface OwnerTasks {
   readonly entries: LinkedList<Entry>;
+  /** How many entries `entries` holds. */
+  count: number;
   indexes: OwnerIndexes | undefined;
 }
 
@@ -73,7 +75,7 @@ export interface OwnerTasks {
  * ```
  */
 export function newOwnerTasks(): OwnerTasks {
-  return { entries: new LinkedList<Entry>(), indexes: undefined };
+  return { entries: new LinkedList<Entry>(), count: 0, indexes: undefined };
 }
 
 /**

@@ -3,7 +3,8 @@
  * then on (`indexes.ts`). Differential property: a store that lists only now and then answers
  * every list exactly as one that lists after every put (its indexes built from the start), through
  * replacements, state and timestamp changes, moves between contexts, evictions at the cap and
- * owners whose last task leaves (their indexes dropped and built again).
+ * owners whose last task leaves (their indexes dropped and built again); and an owner that never
+ * lists gets its indexes when it reaches `INDEX_AT_TASKS` tasks, right from then on.
  *
  * @example
  * ```sh
@@ -16,7 +17,10 @@ import fc from 'fast-check';
 import { TASK_STATES } from '../../../protocol/model.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import type { TaskPage, TaskQuery } from '../../store.js';
+import { ids } from '../contract/harness.js';
+import { expectedList, type Model } from '../contract/model.js';
 import { MemoryTaskStore } from '../memory.js';
+import { INDEX_AT_TASKS } from './indexes.js';
 
 const BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
 const OWNERS = ['alice', 'bob', 'carol@a', 'carol@b'] as const;
@@ -152,3 +156,48 @@ test('an owner that has never listed gets its first page right after puts, repla
   );
   await store.close();
 });
+
+test('an owner that reaches INDEX_AT_TASKS without listing gets its indexes then, and they stay right', async () => {
+  const total = INDEX_AT_TASKS + 40;
+  const store = new MemoryTaskStore({ maxTasks: total, maxTasksPerPrincipal: total, now: () => 0 });
+  const model: Model = new Map();
+  const put = async (n: number, state: TaskState, at: number): Promise<void> => {
+    const task: Task = {
+      id: `t${n}`,
+      contextId: `c${n % 7}`,
+      status: { state, timestamp: new Date(BASE_MS + at).toISOString() },
+      artifacts: [],
+      history: [],
+    };
+    await store.put('alice', task);
+    model.set(task.id, { owner: 'alice', task });
+  };
+  for (let n = 0; n < total; n++) await put(n, n % 3 === 0 ? 'completed' : 'working', (n * 37) % 1000);
+  // Replacements after the build: new states, new times, old and new tasks alike.
+  for (let n = 0; n < total; n += 13) await put(n, 'failed', 2000 + n);
+  for (const query of [
+    {},
+    { contextId: 'c3' },
+    { status: 'working' as const },
+    { contextId: 'c5', status: 'failed' as const },
+  ]) {
+    const listed = await walkAll(store, 'alice', query);
+    assert.deepEqual(listed, ids(expectedList(model, 'alice', query)), JSON.stringify(query));
+  }
+  await store.close();
+});
+
+async function walkAll(
+  store: MemoryTaskStore,
+  owner: string,
+  query: Omit<TaskQuery, 'pageToken' | 'pageSize'>,
+): Promise<string[]> {
+  const seen: string[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await store.list(owner, { ...query, pageSize: 100, pageToken });
+    seen.push(...page.tasks.map((t) => t.id));
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '');
+  return seen;
+}
