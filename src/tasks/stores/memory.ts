@@ -15,11 +15,10 @@
  *   scans or sorts the whole store. The indexes are built from the owner's entries when it
  *   first lists (about 1 µs a task, once), or when it reaches `INDEX_AT_TASKS` tasks (so that no
  *   list waits for a build of more), and kept until its last task leaves: most callers never
- *   list, and keeping them at every put cost 2–3 µs a task in process. Most
- *   contexts hold a single task (a message without a contextId starts a new one), so a
- *   context's indexes are created only when it gets its second task: until then the owner's
- *   `byContext` maps the context to that task's entry, which answers a contextId-filtered list
- *   by itself.
+ *   list, and keeping them at every put cost 2–3 µs a task in process. Most contexts hold a
+ *   single task (a message without a contextId starts a new one), so a context's indexes are
+ *   created only when it gets its second task: until then the owner's `byContext` maps the
+ *   context to that task's entry, which answers a contextId-filtered list by itself.
  *
  * A put of an existing task (the service puts each task several times as its status and
  * artifacts change) updates it in place, and that is the hot path. Each task id has one
@@ -42,10 +41,10 @@
  * or shift rather than splice, and `put` returns one shared settled promise instead of
  * being `async` (see `put`).
  *
- * The pieces live beside this file: `memory/entries.ts` (an entry and what its owner has), `memory/indexes.ts`
- * (the ListTasks indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`, `memory/pages.ts` (ListTasks),
- * `memory/bytes.ts` (a task's size) and `memory/shares.ts` (per-principal quotas, the eviction
- * order, the bytes bound and the parked tasks' TTL).
+ * The pieces live beside this file: `memory/entries.ts` (an entry and what its owner has),
+ * `memory/indexes.ts` (the ListTasks indexes), `memory/sorted-index.ts`, `memory/linked-list.ts`,
+ * `memory/pages.ts` (ListTasks), `memory/bytes.ts` (a task's size) and `memory/shares.ts`
+ * (per-principal quotas, the eviction order, the bytes bound and the parked tasks' TTL).
  *
  * @example
  * ```ts

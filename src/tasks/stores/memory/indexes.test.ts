@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { TASK_STATES } from '../../../protocol/model.js';
 import type { Task, TaskState } from '../../../protocol/model.js';
 import type { TaskPage, TaskQuery } from '../../store.js';
-import { ids } from '../contract/harness.js';
+import { ids, walk } from '../contract/harness.js';
 import { expectedList, type Model } from '../contract/model.js';
 import { MemoryTaskStore } from '../memory.js';
 import { INDEX_AT_TASKS } from './indexes.js';
@@ -63,15 +63,20 @@ function task(op: Extract<Op, { kind: 'put' }>): Task {
   };
 }
 
-/** Every page of a listing, and the error if it failed. */
-async function walk(store: MemoryTaskStore, owner: string, query: Omit<TaskQuery, 'pageToken'>): Promise<unknown> {
+/** Every page of a listing as the store answered it (tasks, totals and tokens), to the last. */
+async function pagesOf(
+  store: MemoryTaskStore,
+  owner: string,
+  query: Omit<TaskQuery, 'pageToken'>,
+): Promise<TaskPage[]> {
   const pages: TaskPage[] = [];
   let pageToken: string | undefined;
   do {
+    assert.ok(pages.length <= 100, 'a listing must end');
     const page = await store.list(owner, { ...query, pageToken });
     pages.push(page);
     pageToken = page.nextPageToken;
-  } while (pageToken !== '' && pages.length < 50);
+  } while (pageToken !== '');
   return pages;
 }
 
@@ -105,11 +110,11 @@ test('property: indexes built on the first list answer as indexes kept from the 
               // Every owner with a task is listed: the eager store's indexes always exist.
               for (const other of OWNERS) await eager.list(other, { pageSize: 1 });
             } else {
-              assert.deepEqual(await walk(lazy, owner, op.query), await walk(eager, owner, op.query));
+              assert.deepEqual(await pagesOf(lazy, owner, op.query), await pagesOf(eager, owner, op.query));
             }
           }
           for (const owner of OWNERS) {
-            assert.deepEqual(await walk(lazy, owner, { pageSize: 3 }), await walk(eager, owner, { pageSize: 3 }));
+            assert.deepEqual(await pagesOf(lazy, owner, { pageSize: 3 }), await pagesOf(eager, owner, { pageSize: 3 }));
           }
         } finally {
           await lazy.close();
@@ -172,7 +177,14 @@ test('an owner that reaches INDEX_AT_TASKS without listing gets its indexes then
     await store.put('alice', task);
     model.set(task.id, { owner: 'alice', task });
   };
-  for (let n = 0; n < total; n++) await put(n, n % 3 === 0 ? 'completed' : 'working', (n * 37) % 1000);
+  // Before any list: no indexes one task short of the threshold, built at it.
+  const indexesOfAlice = (): unknown =>
+    (store as unknown as { owners: Map<string, { indexes: unknown }> }).owners.get('alice')?.indexes;
+  for (let n = 0; n < total; n++) {
+    await put(n, n % 3 === 0 ? 'completed' : 'working', (n * 37) % 1000);
+    if (n === INDEX_AT_TASKS - 2) assert.equal(indexesOfAlice(), undefined);
+    if (n === INDEX_AT_TASKS - 1) assert.notEqual(indexesOfAlice(), undefined);
+  }
   // Replacements after the build: new states, new times, old and new tasks alike.
   for (let n = 0; n < total; n += 13) await put(n, 'failed', 2000 + n);
   for (const query of [
@@ -181,23 +193,8 @@ test('an owner that reaches INDEX_AT_TASKS without listing gets its indexes then
     { status: 'working' as const },
     { contextId: 'c5', status: 'failed' as const },
   ]) {
-    const listed = await walkAll(store, 'alice', query);
+    const listed = ids(await walk(store, 'alice', { ...query, pageSize: 100 }));
     assert.deepEqual(listed, ids(expectedList(model, 'alice', query)), JSON.stringify(query));
   }
   await store.close();
 });
-
-async function walkAll(
-  store: MemoryTaskStore,
-  owner: string,
-  query: Omit<TaskQuery, 'pageToken' | 'pageSize'>,
-): Promise<string[]> {
-  const seen: string[] = [];
-  let pageToken: string | undefined;
-  do {
-    const page = await store.list(owner, { ...query, pageSize: 100, pageToken });
-    seen.push(...page.tasks.map((t) => t.id));
-    pageToken = page.nextPageToken;
-  } while (pageToken !== '');
-  return seen;
-}

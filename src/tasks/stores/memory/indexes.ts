@@ -1,8 +1,9 @@
 /**
  * The ListTasks indexes of an owner's tasks: one ordered index per filter combination (every
  * task, by state, by context, by context and state), built from the owner's entries on its first
- * list ({@link indexesOf}) and from then on moved at each put, doing only the work a change needs.
- * Until an owner lists, a put moves nothing here: every function below is then a no-op on it.
+ * list ({@link indexesOf}), or when it reaches {@link INDEX_AT_TASKS} tasks, and from then on
+ * moved at each put, doing only the work a change needs. Until then a put moves nothing here:
+ * every function below is a no-op on an owner without indexes.
  *
  * @example
  * ```ts
