@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { resolveToken } from './tokens.js';
+import fc from 'fast-check';
+import { resolveToken, sameDigestHex, tokenDigestHex } from './tokens.js';
 
 const TOKENS = new URL('./tokens.ts', import.meta.url).href;
 
@@ -72,5 +73,32 @@ describe('generated token files', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sameDigestHex', () => {
+  const digest = tokenDigestHex('tok-0123456789abcdef0123456789abcdef');
+
+  it('is true for the same digest and false for one that differs in its last or first character', () => {
+    assert.equal(sameDigestHex(digest, `${digest}`), true);
+    const last = digest.at(-1) === '0' ? '1' : '0';
+    assert.equal(sameDigestHex(digest, `${digest.slice(0, -1)}${last}`), false);
+    const first = digest[0] === '0' ? '1' : '0';
+    assert.equal(sameDigestHex(digest, `${first}${digest.slice(1)}`), false);
+  });
+
+  it('is false for a prefix, an extension or the empty string', () => {
+    assert.equal(sameDigestHex(digest, digest.slice(0, 32)), false);
+    assert.equal(sameDigestHex(digest, `${digest}0`), false);
+    assert.equal(sameDigestHex(digest, ''), false);
+    assert.equal(sameDigestHex('', ''), true);
+  });
+
+  it('property: agrees with string equality for any two hex strings', () => {
+    const hex = fc.stringMatching(/^[0-9a-f]{0,8}$/);
+    fc.assert(
+      fc.property(hex, hex, (a, b) => sameDigestHex(a, b) === (a === b)),
+      { numRuns: 2_000 },
+    );
   });
 });

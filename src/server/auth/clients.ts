@@ -10,9 +10,8 @@
  * const outcome = auth.authenticate({ authorization: req.headers.authorization }, 'echo', isLoopback, false);
  * ```
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { ClientEntry } from '../../config/load.js';
-import { tokenDigestHex } from '../../config/tokens.js';
+import { sameDigestHex, tokenDigestHex } from '../../config/tokens.js';
 import { makePrincipal, type Principal } from '../../identity/principal.js';
 import type { AuthOutcome } from './outcome.js';
 
@@ -60,6 +59,8 @@ export function bearerToken(authorization: string | undefined): string | undefin
 
 interface ClientMatch {
   client: ClientEntry;
+  /** The client's token digest in hex, the map's key: compared again in constant time on a hit. */
+  digestHex: string;
   /** Built once per client: the outcomes are the same for every request of that client. */
   admitted: AuthOutcome;
   forbidden: AuthOutcome;
@@ -90,8 +91,10 @@ export class ClientAuthenticator {
     this.#apiKeyHeader = options.apiKeyHeader === true;
     for (const client of clients) {
       const principal: Principal = makePrincipal({ kind: 'client', clientId: client.id, subject: client.id });
-      this.#byDigest.set(client.tokenDigest.toString('hex'), {
+      const digestHex = client.tokenDigest.toString('hex');
+      this.#byDigest.set(digestHex, {
         client,
+        digestHex,
         admitted: Object.freeze({ ok: true, principal }),
         forbidden: Object.freeze({ ok: false, status: 403, reason: 'agent_not_allowed', principal }),
       });
@@ -149,7 +152,7 @@ export class ClientAuthenticator {
     // found always has an equal digest and the comparison cannot turn a found entry down. No
     // test can tell it from its absence (removing it changes no outcome), so it has no negative
     // test; what must hold (an unknown or altered token is refused) is tested on the lookup.
-    if (entry === undefined || !timingSafeEqual(entry.client.tokenDigest, Buffer.from(digest, 'hex'))) {
+    if (entry === undefined || !sameDigestHex(entry.digestHex, digest)) {
       return undefined;
     }
     return entry.client.agents.has(slug) ? entry.admitted : entry.forbidden;
