@@ -52,7 +52,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_DATABASE_URL, ECHO_AGENT_AND_CLIENT, parseCommonFlags } from './lib/common.js';
+import { BENCH_DATABASE_URL, parseCommonFlags } from './lib/common.js';
 import { killAllChildrenNow, REPO_ROOT, startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { runLoad, verifyReply, type LoadOptions, type Target } from './lib/load.js';
 import { formatInt, formatMs } from './lib/report.js';
@@ -77,22 +77,12 @@ import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js'
 import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
 import { messageText, parseTextKind, TEXT_KINDS, type TextKind } from './lib/texts.js';
+import { airlockConfig, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 import { parseCollectorMode, type CollectorMode } from '../src/cli/collector.js';
 
 /** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
 const PAUSE_BETWEEN_RUNS_MS = 250;
-/** The v0.3 `message/send` every server is sent, with the text of `--text` ('hello' by default). */
-function messageSend(text: string): string {
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'message/send',
-    params: {
-      message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text }] },
-    },
-  });
-}
 let messageSendBody = messageSend('hello');
 
 interface Settings {
@@ -194,42 +184,6 @@ function printHeader(settings: Settings): void {
 }
 
 // ---------------------------------------------------------------- servers
-
-/**
- * The bench config. Every request passes the gate, auth, the rate limit and the per-client task
- * cap (both set high enough never to refuse), body and depth limits, message limits, content rules, suspicious-pattern counting
- * and the in-flight caps in both variants; `guarded` adds what is off by default: the audit file
- * (two rows per task, group-committed), reply scrubbing, X-Forwarded-For parsing for a trusted proxy,
- * the X-API-Key header and the REST routes.
- */
-function airlockConfig(guarded: boolean, workDir: string, store: string[] = []): string {
-  return [
-    ...store,
-    'server:',
-    '  host: 127.0.0.1',
-    '  port: 0',
-    ...(guarded ? ['  trustedProxies: [127.0.0.1]', '  apiKeyHeader: true', '  rest: true'] : []),
-    'limits:',
-    '  requestsPerMinute: 100000000',
-    // Above the 50 connections of one client: a task holds its slot until its audit row is
-    // written (group commit, one event-loop turn), so the default 16 would refuse requests.
-    '  maxConcurrentTasksPerPrincipal: 64',
-    ...(guarded
-      ? [
-          'content:',
-          "  scrubSecrets: ['bench-secret-never-to-leave-0123456789']",
-          'audit:',
-          `  file: '${join(workDir, 'audit.jsonl')}'`,
-        ]
-      : []),
-    ...ECHO_AGENT_AND_CLIENT,
-    '',
-  ].join('\n');
-}
-
-function requestHeaders(token: string): Record<string, string> {
-  return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-}
 
 /** `--node-flags`, for every Airlock server this run starts (set once, from the settings). */
 let airlockNodeFlags: readonly string[] = [];
