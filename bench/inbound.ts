@@ -77,11 +77,11 @@ import { cpuMicros, pinGenerator, pinServer, type CorePlan } from './lib/cpu.js'
 import { runDurableWrites, runFixedRate, type ModeServer } from './lib/inbound-modes.js';
 import { rssOf } from './lib/common.js';
 import { messageText, parseTextKind, TEXT_KINDS, type TextKind } from './lib/texts.js';
-import { airlockConfig, messageSend, requestHeaders } from './lib/inbound-config.js';
+import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 import { parseCollectorMode, type CollectorMode } from '../src/cli/collector.js';
 
-/** The bench's own PostgreSQL schema, dropped at the end (DATABASE_URL or the local test database). */
+/** A pause after each run, so that its connections are closed before the next server's load. */
 const PAUSE_BETWEEN_RUNS_MS = 250;
 let messageSendBody = messageSend('hello');
 
@@ -211,7 +211,7 @@ async function startAirlock(token: string, workDir: string, guarded: boolean): P
     nodeFlags: airlockNodeFlags,
     ...onServerCore(configPath),
   });
-  const headers = guarded ? { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' } : requestHeaders(token);
+  const headers = guarded ? guardedHeaders(token) : requestHeaders(token);
   const target = { url: `${child.baseUrl}/a2a/echo`, headers, body: messageSendBody };
   return guarded
     ? { key: 'guarded', label: 'Airlock (every guard)', child, target }

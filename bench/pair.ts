@@ -21,11 +21,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
-import { installShutdown, printMachine, roundOrder, runMain, writeResult } from './lib/common.js';
+import { installShutdown, parseCommonFlags, printMachine, roundOrder, runMain, writeResult } from './lib/common.js';
 import { startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
-import { airlockConfig, messageSend, requestHeaders } from './lib/inbound-config.js';
+import { airlockConfig, guardedHeaders, messageSend } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
@@ -44,7 +43,6 @@ interface Started {
   build: Build;
   child: ChildServer;
   target: Target;
-  workDir: string;
 }
 
 function parseBuild(value: string): Build {
@@ -57,15 +55,7 @@ function parseBuild(value: string): Build {
   return { name: value.slice(0, at), dir };
 }
 
-function positive(value: string | undefined, fallback: number, flag: string): number {
-  if (value === undefined) return fallback;
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new Error(`${flag} must be a positive number, not ${value}`);
-  return number;
-}
-
-async function start(build: Build, token: string, body: string): Promise<Started> {
-  const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
+async function start(build: Build, token: string, body: string, workDir: string): Promise<Started> {
   const configPath = join(workDir, 'airlock.yaml');
   writeFileSync(configPath, airlockConfig(true, workDir), { mode: 0o600 });
   const child = await startChild({
@@ -76,15 +66,10 @@ async function start(build: Build, token: string, body: string): Promise<Started
     startOnCore: 0,
     servingPid: () => readServePid(serveFiles(configPath)),
   });
-  const target = {
-    url: `${child.baseUrl}/a2a/echo`,
-    headers: { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' },
-    body,
-  };
-  return { build, child, target, workDir };
+  return { build, child, target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body } };
 }
 
-/** One load of one server: its CPU µs per answered request, and its failures. */
+/** One load of one server: its CPU µs a request (as bench:inbound counts it), and its failures. */
 async function measure(
   server: Started,
   duration: number,
@@ -94,36 +79,43 @@ async function measure(
   const before = cpuMicros(server.child.pid);
   const stats = await runLoad(server.target, { connections, pipelining: 1, duration });
   const after = cpuMicros(server.child.pid);
-  const answered = stats.requests - stats.non2xx - stats.errors - stats.timeouts;
-  const cpu = before === undefined || after === undefined || answered <= 0 ? Number.NaN : (after - before) / answered;
+  const cpu =
+    before === undefined || after === undefined || stats.requests === 0
+      ? Number.NaN
+      : (after - before) / stats.requests;
   return { cpu, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      build: { type: 'string', multiple: true },
-      rounds: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      text: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    console.log(USAGE);
-    return 0;
+/** `--build NAME=DIR` (repeated) and `--text KIND` taken out of `argv`; the rest are the common flags. */
+function takeOwnFlags(argv: readonly string[]): { builds: Build[]; text: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  const builds: Build[] = [];
+  let text: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === '--build' || flag === '--text') {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
+      if (flag === '--build') builds.push(parseBuild(value));
+      else text = value;
+    } else {
+      rest.push(flag);
+    }
   }
-  const builds = (values.build ?? []).map(parseBuild);
+  return { builds, text, rest };
+}
+
+async function main(): Promise<number> {
+  const own = takeOwnFlags(process.argv.slice(2));
+  const { rounds, duration, warmup, connections, json } = parseCommonFlags(
+    own.rest,
+    { duration: 3, rounds: 20, connections: 50, warmup: 2 },
+    USAGE,
+  );
+  const { builds } = own;
   if (builds.length < 2) throw new Error(`give at least two builds\n${USAGE}`);
   if (new Set(builds.map((build) => build.name)).size !== builds.length) throw new Error('build names must differ');
-  const rounds = Math.round(positive(values.rounds, 20, '--rounds'));
-  const duration = positive(values.duration, 3, '--duration');
-  const warmup = positive(values.warmup, 2, '--warmup');
-  const connections = Math.round(positive(values.connections, 50, '--connections'));
-  const text = parseTextKind(values.text ?? 'hello');
+  const text = parseTextKind(own.text ?? 'hello');
   if (text === undefined) throw new Error(`--text must be one of ${TEXT_KINDS.join(', ')}`);
 
   const startedAt = new Date();
@@ -139,15 +131,18 @@ async function main(): Promise<number> {
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend(messageText(text));
   const servers: Started[] = [];
+  const workDirs: string[] = [];
   try {
     for (const build of builds) {
-      const server = await start(build, token, body);
+      const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
+      workDirs.push(workDir);
+      const server = await start(build, token, body, workDir);
       pinServer(server.child.pid, plan);
       await verifyReply(build.name, server.target);
       servers.push(server);
       console.log(`${build.name.padEnd(12)} pid ${server.child.pid}  ${build.dir}`);
     }
-    for (const server of servers) await measure(server, warmup, connections);
+    if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
 
     const cpu: number[][] = servers.map(() => []);
     let failed = 0;
@@ -186,7 +181,7 @@ async function main(): Promise<number> {
       )}`,
     );
     if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
-    if (values.json === true) {
+    if (json) {
       const path = writeResult('pair', startedAt, {
         builds,
         rounds,
@@ -201,7 +196,7 @@ async function main(): Promise<number> {
     return failed > 0 ? 1 : 0;
   } finally {
     await stopAllChildren();
-    for (const server of servers) rmSync(server.workDir, { recursive: true, force: true });
+    for (const workDir of workDirs) rmSync(workDir, { recursive: true, force: true });
   }
 }
 

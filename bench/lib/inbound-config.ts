@@ -54,3 +54,11 @@ export function airlockConfig(guarded: boolean, workDir: string, store: string[]
 export function requestHeaders(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 }
+
+/**
+ * The every-guard row's headers: the token, and an `X-Forwarded-For` that the trusted-proxy
+ * parsing reads on every request (the config trusts 127.0.0.1).
+ */
+export function guardedHeaders(token: string): Record<string, string> {
+  return { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' };
+}

@@ -47,8 +47,8 @@ export function tokenDigestHex(token: string): string {
 /**
  * Whether two digests in hex are the same, in a time that depends on their length only: every
  * character is compared, with no early exit, as `timingSafeEqual` does for buffers. For the
- * digest a lookup has just found, where turning both into buffers first cost more than the
- * lookup (about 0.3 µs a request in process, 0.7 through the gateway).
+ * digest a lookup has just found, which `timingSafeEqual` would need parsed back into a `Buffer`
+ * on every request (about 0.2 µs a call in process, 0.7 µs through the gateway).
  *
  * @example
  * ```ts
