@@ -45,7 +45,17 @@ const layerZones = FOLDERS.map((folder) => ({
 })).filter((zone) => zone.from.length > 0);
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'scripts/*.mjs', 'bench/peers/*.cjs', 'eslint.config.js'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'coverage/',
+      'scripts/*.mjs',
+      'test/helpers/*.mjs',
+      'bench/peers/*.cjs',
+      'eslint.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -86,6 +96,34 @@ export default tseslint.config(
           selector,
           message: 'SQLite prepares a statement again each time a bare LIMIT parameter is bound: write LIMIT +@name',
         })),
+      ],
+    },
+  },
+  {
+    // TypeBox (683 modules) checks the config and the registry, and when the gateway serves those
+    // checks run in worker threads (src/config/off-thread.ts): loaded in the serving thread it
+    // costs every request about 3 µs (docs/PERFORMANCE.md). Only schema modules import it;
+    // test/serving-isolate.test.ts checks that none reaches the serving thread.
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/**/schema.ts',
+      'src/**/*-schema.ts',
+      'src/config/schema-check.ts',
+      'src/config/check.ts',
+      'src/**/*.test.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['typebox', 'typebox/*'],
+              message:
+                'TypeBox belongs in a schema module (schema.ts, *-schema.ts): see docs/ARCHITECTURE.md, "Config checks"',
+            },
+          ],
+        },
       ],
     },
   },

@@ -131,7 +131,7 @@ clients:
       { BOT_TOKEN, ALICE_TOKEN },
     );
     assert.ok(config.upstreams);
-    upstreams = createUpstreams(config.upstreams, { logger: silentLogger });
+    upstreams = await createUpstreams(config.upstreams, { logger: silentLogger });
     backends = await prepareBackends(config, { logger: silentLogger, upstream: upstreams.backendFor });
     gateway = createGateway(config, { logger: silentLogger, backends: backends.bySlug });
     gw = await gateway.listen();

@@ -460,6 +460,7 @@ for (const mode of ['1.0', '0.3'] as const) {
       writeFileSync(join(dir, 'upstreams.yaml'), registryYaml(streaming.cardUrl, polling.cardUrl, await closedPort()));
       connector = createUpstreamConnector({
         registryPath: join(dir, 'upstreams.yaml'),
+        registry: loadRegistryFile(join(dir, 'upstreams.yaml'), { AIRLOCK_SECRET_UPSTREAM: UPSTREAM_TOKEN }),
         pinsPath: join(dir, 'pins.json'),
         env: { AIRLOCK_SECRET_UPSTREAM: UPSTREAM_TOKEN },
         log: (event) => logs.push(event),
@@ -746,6 +747,7 @@ describe('examples/guard-upstream', () => {
     assert.deepEqual(backend, { type: 'a2a', agent: 'upstream' });
     const connector = createUpstreamConnector({
       registryPath: config.upstreams.registry,
+      registry: loadRegistryFile(config.upstreams.registry, {}),
       pinsPath: join(tmpdir(), 'airlock-unused-pins.json'),
       env: {},
     });

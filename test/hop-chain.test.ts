@@ -5,6 +5,7 @@
  * the first gateway sees its task fail saying so. The hop chain each request carried is checked
  * on the wire: the gateways it passed, oldest first.
  */
+import { loadRegistryFile } from '../src/client/registry.js';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -75,12 +76,14 @@ describe('hop chains: two Airlock gateways talk, a relay loop is refused (issue 
     await writeFile(join(dir, 'b-registry.yaml'), `agents:\n${entry('a-to-b', aPort, 'to-b', 'AIRLOCK_SECRET_A')}`);
     aConnector = createUpstreamConnector({
       registryPath: join(dir, 'a-registry.yaml'),
+      registry: loadRegistryFile(join(dir, 'a-registry.yaml'), { AIRLOCK_SECRET_B: TOKEN_B }),
       pinsPath: join(dir, 'a-pins.json'),
       env: { AIRLOCK_SECRET_B: TOKEN_B },
       instanceId: A_ID,
     });
     bConnector = createUpstreamConnector({
       registryPath: join(dir, 'b-registry.yaml'),
+      registry: loadRegistryFile(join(dir, 'b-registry.yaml'), { AIRLOCK_SECRET_A: TOKEN_B }),
       pinsPath: join(dir, 'b-pins.json'),
       env: { AIRLOCK_SECRET_A: TOKEN_B },
       instanceId: B_ID,

@@ -107,7 +107,7 @@ describe('metrics: bus lag, approvals pending, upstream calls and card fetches, 
     const env = { TOKEN_A, TOKEN_B, METRICS_TOKEN };
     const config = parseConfig(configText(100), env);
     const late: { gateway?: Gateway } = {};
-    upstreams = createUpstreams(config.upstreams!, {
+    upstreams = await createUpstreams(config.upstreams!, {
       logger: {
         info: (r) => late.gateway?.metrics?.cardEvent(r),
         warn: (r) => late.gateway?.metrics?.cardEvent(r),

@@ -8,6 +8,7 @@
  * traceparent it sends (ours, not the caller's), and that no message text or token is exported.
  * First, with nothing configured: no SDK loaded and nothing sent to the receiver.
  */
+import { loadRegistryFile } from '../src/client/registry.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +115,7 @@ describe('OTLP/HTTP export of the gateway’s spans', () => {
     writeFileSync(join(dir, 'upstreams.yaml'), registryYaml(`${gwB.url}/a2a/echo/.well-known/agent-card.json`));
     connector = createUpstreamConnector({
       registryPath: join(dir, 'upstreams.yaml'),
+      registry: loadRegistryFile(join(dir, 'upstreams.yaml'), { [UPSTREAM_TOKEN_ENV]: TOKEN_A }),
       pinsPath: join(dir, 'pins.json'),
       env: { [UPSTREAM_TOKEN_ENV]: TOKEN_A },
     });

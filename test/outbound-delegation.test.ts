@@ -11,6 +11,7 @@
  * delegated caller whose token is not at hand is refused, never relayed as the gateway; and the
  * caller's own token reaches the upstream never, nor any log line, audit row, result or file.
  */
+import { loadRegistryFile } from '../src/client/registry.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,7 @@ describe('delegation: a delegated caller is exchanged for a token to the upstrea
     const log = (event: string, fields?: unknown) => logs.push(JSON.stringify({ event, fields }));
     connector = createUpstreamConnector({
       registryPath,
+      registry: loadRegistryFile(registryPath, { AIRLOCK_SECRET_CLIENT: CLIENT_SECRET }),
       pinsPath: join(dir, 'pins.json'),
       env: { AIRLOCK_SECRET_CLIENT: CLIENT_SECRET },
       log,

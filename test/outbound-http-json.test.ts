@@ -7,6 +7,7 @@
  * refusal of redirects hold on the REST endpoint; error statuses map to the JSON-RPC path's
  * error types.
  */
+import { loadRegistryFile } from '../src/client/registry.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -340,6 +341,7 @@ describe('outbound over HTTP+JSON: @a2a-js/sdk REST server, card lists only HTTP
   it("the gateway's a2a upstream backend speaks REST through the same connector", BOUNDED, async () => {
     const connector = createUpstreamConnector({
       registryPath: join(dir, 'registry.yaml'),
+      registry: loadRegistryFile(join(dir, 'registry.yaml'), { AIRLOCK_SECRET_PEER: TOKEN }),
       pinsPath: join(dir, 'upstream-pins.json'),
       env: { AIRLOCK_SECRET_PEER: TOKEN },
     });

@@ -8,6 +8,7 @@
  * address (at load and at connect), a redirecting and an oversized token endpoint, an expired
  * token renewed, a 401 retried exactly once; and no token or client secret in any output.
  */
+import { loadRegistryFile } from '../src/client/registry.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -293,7 +294,12 @@ describe('outbound OAuth 2.0 against a real authorization server and an @a2a-js/
   });
 
   it('the a2a upstream connector: a client credentials token per upstream, known to the reply filter', async () => {
-    const connector = createUpstreamConnector({ registryPath, pinsPath: join(dir, 'upstream-pins.json'), env });
+    const connector = createUpstreamConnector({
+      registryPath,
+      registry: loadRegistryFile(registryPath, env),
+      pinsPath: join(dir, 'upstream-pins.json'),
+      env,
+    });
     try {
       const agent = connector.open('cc-jwt');
       const channel = await agent.connect(AbortSignal.timeout(5000));

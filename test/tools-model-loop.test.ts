@@ -11,7 +11,7 @@ import { collect, fakeTurn } from './helpers/agent-turn.js';
 import { startScriptedModel, type ScriptedAnswer, type ScriptedModel } from './helpers/scripted-model.js';
 import type { AgentEvent, AgentTurn, ApprovedAction, DeniedAction } from '../src/agents/backend.js';
 import { buildInboundPrompt } from '../src/agents/inbound/prompt.js';
-import type { OpenAiBackendConfig } from '../src/agents/openai/config.js';
+import type { OpenAiBackendConfig } from '../src/agents/openai/schema.js';
 import {
   ARGUMENTS_NOT_JSON,
   CONTINUATION_KIND,

@@ -18,10 +18,10 @@ import { createEchoBackend } from './echo.js';
 import { loadModuleBackend } from './module/index.js';
 import { createOpenAiBackend } from './openai/index.js';
 import { createWriterBackend } from './writer.js';
-import type { CommandBackendConfig } from './command/config.js';
-import type { ModuleBackendConfig } from './module/config.js';
-import type { OpenAiBackendConfig } from './openai/config.js';
-import type { UpstreamBackendConfig } from './upstream/config.js';
+import type { CommandBackendConfig } from './command/schema.js';
+import type { ModuleBackendConfig } from './module/schema.js';
+import type { OpenAiBackendConfig } from './openai/schema.js';
+import type { UpstreamBackendConfig } from './upstream/schema.js';
 
 /**
  * A backend's config, as validated by the config loader (defaults applied). `type` selects the

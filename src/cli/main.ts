@@ -43,9 +43,15 @@ program
       process.exitCode = collector.exitCode;
       return;
     }
+    // The config's check starts in its worker thread now, while this thread loads the gateway.
+    const firstLoad = import('../config/off-thread.js').then(({ loadConfigFileOffThread }) =>
+      loadConfigFileOffThread(options.config),
+    );
+    firstLoad.catch(() => undefined); // awaited by serve, which reports a refusal
     const { serve } = await import('./serve.js');
     await serve({
       config: options.config,
+      firstLoad,
       collector: collector.plan,
       supervised: collector.supervised,
       ...(options.workers !== undefined && { workers: options.workers }),

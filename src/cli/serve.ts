@@ -6,14 +6,9 @@
  * airlock serve --config examples/demo.yaml --port 41241
  * ```
  */
-import {
-  checkBind,
-  checkInsecureNetwork,
-  DEFAULT_LEASE_SECONDS,
-  loadConfigFile,
-  type AirlockConfig,
-  type ClientEntry,
-} from '../config/load.js';
+import { DEFAULT_LEASE_SECONDS, type AirlockConfig, type ClientEntry } from '../config/airlock-config.js';
+import { checkBind, checkInsecureNetwork } from '../config/bind.js';
+import { loadConfigFileOffThread } from '../config/off-thread.js';
 import { prepareBackends, type PreparedBackends } from '../server/backends.js';
 import { createGateway, type Gateway } from '../server/http.js';
 import { storeShareOptions } from '../server/store-shares.js';
@@ -54,6 +49,12 @@ export interface ServeOptions {
   /** Started by ./relaunch.ts: a second stop signal within a second of the first is its echo. */
   supervised?: boolean;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The config's first load, already under way (`loadConfigFileOffThread(config)`): the CLI
+   * starts it before importing this module, so the check's worker loads TypeBox while this
+   * thread loads the gateway's modules. Absent: loaded here.
+   */
+  firstLoad?: Promise<AirlockConfig>;
 }
 
 /**
@@ -163,15 +164,16 @@ export class StoreChoiceError extends AirlockError {
 
 export async function serve(options: ServeOptions): Promise<void> {
   const role = workerRole(options.env ?? process.env);
+  // The schema check runs in a worker thread, so TypeBox never enters this (serving) isolate.
   // Each worker keeps its own audit chain: the JSONL sink has one writer per file.
-  const load = (): AirlockConfig => {
-    const loaded = loadConfigFile(options.config);
+  const forWorker = (loaded: AirlockConfig): AirlockConfig => {
     if (role !== undefined && loaded.audit.file !== undefined) {
       loaded.audit.file = workerAuditFile(loaded.audit.file, role.index);
     }
     return loaded;
   };
-  const config = load();
+  const load = async (): Promise<AirlockConfig> => forWorker(await loadConfigFileOffThread(options.config));
+  const config = await (options.firstLoad?.then(forWorker) ?? load());
   if (options.host !== undefined) {
     config.server.host = options.host;
     checkBind(config.server, '--host');
@@ -229,7 +231,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const upstreams =
     config.upstreams === undefined
       ? undefined
-      : createUpstreams(config.upstreams, {
+      : await createUpstreams(config.upstreams, {
           // Card pin and signature events also feed the metrics, once the gateway exists.
           logger: tapLogger(logger, (record) => late.gateway?.metrics?.cardEvent(record)),
           // Upstream calls are audited (and counted) as the outbound client's are.
@@ -264,15 +266,31 @@ export async function serve(options: ServeOptions): Promise<void> {
   // SIGHUP (or `airlock reload`) re-reads the config: see src/server/reload/. The flags win
   // over the file on every load, as at start.
   const files = serveFiles(options.config);
+  // The file is read and checked (in the worker) while requests go on; the new config is applied
+  // in one synchronous step. Signals that come during a load wait for it: loads never overlap.
+  let reloads: Promise<void> = Promise.resolve();
   process.on('SIGHUP', () => {
     if (stopping) return;
-    const outcome = gateway.reload(() => {
-      const next = load();
-      if (options.host !== undefined) next.server.host = options.host;
-      if (options.port !== undefined) next.server.port = options.port;
-      return next;
+    reloads = reloads.then(async () => {
+      const loaded = await load().then(
+        (next) => ({ next }),
+        (error: unknown) => ({ error }),
+      );
+      if (stopping) return;
+      const outcome = gateway.reload(() => {
+        if ('error' in loaded) throw loaded.error;
+        const { next } = loaded;
+        if (options.host !== undefined) next.server.host = options.host;
+        if (options.port !== undefined) next.server.port = options.port;
+        return next;
+      });
+      await writeReloadOutcome(files, outcome).catch(() => undefined);
     });
-    void writeReloadOutcome(files, outcome).catch(() => undefined);
+    // A reload that failed outside the config (it cannot, short of a bug) is logged; the chain
+    // stays usable for the next signal.
+    reloads = reloads.catch((error: unknown) =>
+      logger.error({ event: 'config_reload_failed', error: error instanceof Error ? error.message : String(error) }),
+    );
   });
   // `airlock reload` finds this process by its pid file (0600), removed on exit; written before
   // the banner, so whoever sees the banner finds it. With workers the primary's pid is written.

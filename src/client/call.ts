@@ -44,7 +44,7 @@ import { checkSend, isPrincipalKey, principalOf, type GetTaskRequest, type SendR
 import type { CardResolver, ClientLog, GuardedClient } from './contracts.js';
 import { TaskExchange, asCallFailure } from './exchange.js';
 import type { Registry, RegistryEntry } from './registry.js';
-import { REGISTRY_NAME_PATTERN } from './registry.js';
+import { REGISTRY_NAME_PATTERN } from './registry/error.js';
 import { CallFailure } from './call-failure.js';
 import { OutboundAuth } from './auth/provider.js';
 import {

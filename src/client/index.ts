@@ -68,11 +68,10 @@ export type { CardResolver, ClientLog, TransportErrorCode } from './contracts.js
 
 export { createClient } from './create.js';
 export type { AgentListing, ClientOptions, OutboundClient } from './create.js';
+export { cardResolverFrom, cardTrustEntry } from './card-resolver.js';
 export {
   DEFAULT_PINS_PATH,
   LEDGER_FILE_NAME,
-  cardResolverFrom,
-  cardTrustEntry,
   createOutboundClient,
   ledgerPathFor,
   loadRegistry,

@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
+ * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', registry: loadRegistryFile('upstreams.yaml'), pinsPath: '.airlock/pins.json' });
  * connector.assertUpstream('upstream');             // at startup: throws when the registry has no such entry
  * const backend = createUpstreamBackend({ type: 'a2a', agent: 'upstream' }, { agent: 'guarded' }, connector);
  * // … serve …
@@ -34,7 +34,9 @@ import type { GuardedClientSettings } from '../net/settings.js';
 import type { Message, SendParams, SendResult, StreamEvent, Task, TaskState } from '../protocol/model.js';
 import { CardTrust, PinStore } from '../trust/index.js';
 import type { CardResolver } from './contracts.js';
-import { REGISTRY_NAME_PATTERN, loadRegistryFile, type Registry, type RegistryEntry } from './registry.js';
+import type { Registry } from './registry/build.js';
+import type { RegistryEntry } from './registry/entry.js';
+import { REGISTRY_NAME_PATTERN } from './registry/error.js';
 import {
   CallFailure,
   RemoteRpc,
@@ -47,7 +49,8 @@ import {
 import { ERROR_MESSAGES, type CallErrorType } from './result.js';
 import { createOutboundTransport, processInstanceId, withHopHeader } from './outbound-transport.js';
 import { formatHopChain, HOP_HEADER } from '../protocol/headers.js';
-import { cardResolverFrom, type OutboundLog } from './wiring.js';
+import { cardResolverFrom } from './card-resolver.js';
+import type { OutboundLog } from './wiring.js';
 import { OutboundAuth } from './auth/provider.js';
 import { issuedTokensFor } from './auth/cache.js';
 import { transportFailure } from './call-failure.js';
@@ -63,12 +66,18 @@ const CANCEL_TIMEOUT_MS = 10_000;
  *
  * @example
  * ```ts
- * const setup: UpstreamConnectorSetup = { registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json', env: process.env };
+ * const setup: UpstreamConnectorSetup = { registryPath: 'upstreams.yaml', registry, pinsPath: '.airlock/pins.json', env: process.env };
  * ```
  */
 export interface UpstreamConnectorSetup {
   /** The upstream registry file (`upstreams.registry`); the outbound registry format (docs/OUTBOUND.md). */
   registryPath: string;
+  /**
+   * The registry read from `registryPath`: by `loadRegistryFile`, or by `loadRegistryFileOffThread`
+   * when the gateway serves (its schema check in a worker, so TypeBox stays out of the serving
+   * thread).
+   */
+  registry: Registry;
   /** The pin file of upstream cards (`upstreams.pins`). */
   pinsPath: string;
   /** Where bearer tokens (`AIRLOCK_SECRET_*`) and network settings come from. Default `process.env`. */
@@ -111,7 +120,7 @@ export interface UpstreamConnectorRuntime extends UpstreamConnector {
  *
  * @example
  * ```ts
- * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
+ * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', registry: loadRegistryFile('upstreams.yaml'), pinsPath: '.airlock/pins.json' });
  * const agent = connector.open('upstream');
  * ```
  * @throws RegistryError when the registry file is missing or invalid
@@ -119,7 +128,7 @@ export interface UpstreamConnectorRuntime extends UpstreamConnector {
 export function createUpstreamConnector(setup: UpstreamConnectorSetup): UpstreamConnectorRuntime {
   const env = setup.env ?? process.env;
   const registryPath = resolve(setup.registryPath);
-  const registry = loadRegistryFile(registryPath, env);
+  const registry = setup.registry;
   const settings = parseEnvSettings(env);
   if (setup.resolve !== undefined) settings.resolve = setup.resolve;
   const log: OutboundLog = setup.log ?? (() => undefined);

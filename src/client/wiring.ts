@@ -28,13 +28,14 @@ import { dirname, join, resolve } from 'node:path';
 import { JsonlAuditSink } from '../audit/jsonl.js';
 import { parseEnvSettings, type GuardedClient as NetClient } from '../net/index.js';
 import type { GuardedClientSettings } from '../net/settings.js';
-import { CardTrust, DEFAULT_MAX_CARD_BYTES, PinStore, type CardTrustEntry } from '../trust/index.js';
+import { CardTrust, PinStore } from '../trust/index.js';
+import { cardResolverFrom } from './card-resolver.js';
 import { MemoryOutboundLedger, type AuditHook, type OutboundLedger } from './bookkeeping.js';
-import type { CardResolver, TrustedCard } from './contracts.js';
+import type { CardResolver } from './contracts.js';
 import { FileOutboundLedger } from './file-ledger.js';
 import { createClient, type OutboundClient } from './create.js';
 import { createOutboundTransport } from './outbound-transport.js';
-import { RegistryError, loadRegistryFile, registryPath, type Registry, type RegistryEntry } from './registry.js';
+import { RegistryError, loadRegistryFile, registryPath, type Registry } from './registry.js';
 
 /**
  * Where pins live when neither the option nor `AIRLOCK_PINS` says.
@@ -150,57 +151,6 @@ export function loadRegistry(option: string | undefined, env: NodeJS.ProcessEnv 
     throw new RegistryError('', '', 'no registry: pass --registry FILE or set AIRLOCK_REGISTRY');
   }
   return loadRegistryFile(path, env);
-}
-
-/**
- * A registry entry as card trust takes it: the entry's URLs, pin, refresh and network
- * setting, its card signature keys and whether a signature is required, the default card size
- * cap, and the entry's timeouts, each cut to `capMs` when given (`airlock agents` gives every
- * card 5 s).
- *
- * @example
- * ```ts
- * await trust.resolve(cardTrustEntry(registry.get('travel'), { capMs: 5000 }));
- * ```
- */
-export function cardTrustEntry(
-  entry: RegistryEntry,
-  options: { capMs?: number; maxCardBytes?: number } = {},
-): CardTrustEntry {
-  const cap = options.capMs ?? Number.POSITIVE_INFINITY;
-  return {
-    name: entry.name,
-    cardUrl: entry.cardUrl,
-    ...(entry.rpcUrl !== undefined && { rpcUrl: entry.rpcUrl }),
-    ...(entry.cardSha256 !== undefined && { cardSha256: entry.cardSha256 }),
-    cardRefreshS: entry.cardRefreshS,
-    maxCardBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
-    privateNetwork: entry.privateNetwork,
-    timeouts: {
-      connectMs: Math.min(entry.timeouts.connectMs, cap),
-      readMs: Math.min(entry.timeouts.readMs, cap),
-      totalMs: Math.min(entry.timeouts.totalMs, cap),
-    },
-    ...(entry.cardKeys !== undefined && { cardKeys: entry.cardKeys }),
-    requireSignedCard: entry.requireSignedCard,
-  };
-}
-
-/**
- * Card trust as the client's {@link CardResolver}.
- *
- * @example
- * ```ts
- * const cards = cardResolverFrom(new CardTrust({ client: transport, pins }));
- * ```
- */
-export function cardResolverFrom(
-  trust: Pick<CardTrust, 'resolve'>,
-  options: { capMs?: number; maxCardBytes?: number } = {},
-): CardResolver {
-  return {
-    resolve: async (entry): Promise<TrustedCard> => trust.resolve(cardTrustEntry(entry, options)),
-  };
 }
 
 /**

@@ -15,46 +15,29 @@
  *         params: { style: short }
  * ```
  */
-import Type, { type Static } from 'typebox';
-
 /** Most extensions one agent declares. */
 export const MAX_AGENT_EXTENSIONS = 16;
 /** The longest extension URI (what `parseExtensions` reads of a request header). */
-const MAX_URI_CHARS = 512;
+export const MAX_URI_CHARS = 512;
 /** The largest `params` object, as JSON text. */
 export const MAX_EXTENSION_PARAMS_BYTES = 4096;
 
-const AgentExtension = Type.Object(
-  {
-    uri: Type.String({ minLength: 1, maxLength: MAX_URI_CHARS }),
-    description: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
-    /** A caller must list it in `A2A-Extensions`, or its request is refused (-32008). */
-    required: Type.Optional(Type.Boolean()),
-    /** Extension-specific settings, shown on the card as they are. */
-    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: false },
-);
-
 /**
- * The schema of `agents[].extensions`, composed into the agent schema.
- *
- * @example
- * ```ts
- * const Agent = Type.Object({ extensions: Type.Optional(AgentExtensionsSchema) });
- * ```
- */
-export const AgentExtensionsSchema = Type.Array(AgentExtension, { maxItems: MAX_AGENT_EXTENSIONS });
-
-/**
- * One declared extension as configured.
+ * One declared extension as configured (the schema, ./extensions-schema.ts, is kept in step).
  *
  * @example
  * ```ts
  * const extension: AgentExtensionConfig = { uri: 'urn:example:ext:trace', required: false };
  * ```
  */
-export type AgentExtensionConfig = Static<typeof AgentExtension>;
+export interface AgentExtensionConfig {
+  uri: string;
+  description?: string;
+  /** A caller must list it in `A2A-Extensions`, or its request is refused (-32008). */
+  required?: boolean;
+  /** Extension-specific settings, shown on the card as they are. */
+  params?: Record<string, unknown>;
+}
 
 // An absolute https URL with a host, or a URN; never a space or a comma (the header is a comma list).
 const HTTPS_URI = /^https:\/\/[^\s,/?#@]+(?:[/?#][^\s,]*)?$/;

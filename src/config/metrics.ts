@@ -1,6 +1,6 @@
 /**
  * The `metrics` section: Prometheus metrics on a listener of their own, off unless the section
- * is present. Owned here; `schema.ts` composes the schema and the loader calls
+ * is present. Its schema is ./metrics-schema.ts (composed by `schema.ts`); the loader calls
  * {@link resolveMetrics} (what a schema cannot say, and the token read once, kept as a digest).
  *
  * A non-loopback `host` needs a `token`: the series name agents and registry entries, and who
@@ -14,45 +14,11 @@
  *   token: { env: METRICS_TOKEN }
  * ```
  */
-import Type, { type Static } from 'typebox';
 import { isLoopbackBind } from './bind.js';
 import { ConfigError } from './errors.js';
+import type { MetricsConfig } from './metrics-schema.js';
 
-/**
- * The schema of `metrics`.
- *
- * @example
- * ```ts
- * Value.Default(MetricsSchema, { port: 9464 }); // { host: '127.0.0.1', port: 9464 }
- * ```
- */
-export const MetricsSchema = Type.Object(
-  {
-    host: Type.String({ default: '127.0.0.1', minLength: 1, maxLength: 255 }),
-    port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    /** A bearer token scrapers must send: read from the environment or a file (at least 32 characters). */
-    token: Type.Optional(
-      Type.Object(
-        {
-          env: Type.Optional(Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' })),
-          file: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/**
- * `metrics` as written.
- *
- * @example
- * ```ts
- * const raw: MetricsConfig = { host: '127.0.0.1', port: 9464 };
- * ```
- */
-export type MetricsConfig = Static<typeof MetricsSchema>;
+export type { MetricsConfig } from './metrics-schema.js';
 
 /**
  * `metrics` as loaded: the token only as its SHA-256 digest.

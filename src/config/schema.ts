@@ -17,15 +17,15 @@
  * ```
  */
 import Type, { type Static } from 'typebox';
-import { CommandBackendSchema } from '../agents/command/config.js';
-import { ModuleBackendSchema } from '../agents/module/config.js';
-import { OpenAiBackendSchema } from '../agents/openai/config.js';
-import { UpstreamBackendSchema } from '../agents/upstream/config.js';
-import { ToolsSchema } from '../tools/config.js';
-import { PushSchema } from '../push/config.js';
-import { TelemetrySchema } from '../telemetry/config.js';
-import { AgentExtensionsSchema } from './extensions.js';
-import { MetricsSchema } from './metrics.js';
+import { CommandBackendSchema } from '../agents/command/schema.js';
+import { ModuleBackendSchema } from '../agents/module/schema.js';
+import { OpenAiBackendSchema } from '../agents/openai/schema.js';
+import { UpstreamBackendSchema } from '../agents/upstream/schema.js';
+import { ToolsSchema } from '../tools/schema.js';
+import { PushSchema } from '../push/schema.js';
+import { TelemetrySchema } from '../telemetry/schema.js';
+import { AgentExtensionsSchema } from './extensions-schema.js';
+import { MetricsSchema } from './metrics-schema.js';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' });
 const Identifier = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
@@ -550,10 +550,10 @@ export type ClientConfig = Static<typeof Client>;
 export type ServerTlsConfig = NonNullable<Static<typeof Server>['tls']>;
 export type TokenSourceConfig = Static<typeof TokenSource>;
 export type BackendConfigRaw = Static<typeof Backend>;
-export type { OpenAiBackendConfig } from '../agents/openai/config.js';
-export type { CommandBackendConfig } from '../agents/command/config.js';
-export type { ModuleBackendConfig } from '../agents/module/config.js';
-export type { UpstreamBackendConfig } from '../agents/upstream/config.js';
+export type { OpenAiBackendConfig } from '../agents/openai/schema.js';
+export type { CommandBackendConfig } from '../agents/command/schema.js';
+export type { ModuleBackendConfig } from '../agents/module/schema.js';
+export type { UpstreamBackendConfig } from '../agents/upstream/schema.js';
 export type { ToolsConfig, ToolServerConfig } from '../tools/config.js';
 export type { PushSettings } from '../push/config.js';
 export type UpstreamsConfig = Static<typeof ConfigSchema>['upstreams'];

@@ -22,7 +22,7 @@ import { MemoryPushConfigs } from './memory.js';
 import { OutboxDelivery, type PushTap } from './outbox-delivery.js';
 import { PushService } from './service.js';
 
-export { DEFAULT_PUSH_SETTINGS, PushSchema, pushConfigProblem, type PushSettings } from './config.js';
+export { DEFAULT_PUSH_SETTINGS, pushConfigProblem, type PushSettings } from './config.js';
 export { PushDelivery, type PushDeliveryOptions, type WatchedTask } from './deliver.js';
 export { MemoryPushConfigs } from './memory.js';
 export { MemoryPushOutbox } from './memory-outbox.js';

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_LEASE_SECONDS, type AirlockConfig } from '../config/load.js';
+import { DEFAULT_LEASE_SECONDS, type AirlockConfig } from '../config/airlock-config.js';
 import type { Task } from '../protocol/model.js';
 import { failedByRestart, TaskService } from '../tasks/service.js';
 import { LocalTaskEventBus } from '../tasks/events.js';

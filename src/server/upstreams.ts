@@ -5,14 +5,16 @@
  *
  * @example
  * ```ts
- * const upstreams = createUpstreams({ registry: 'registry.yaml', pins: '.airlock/pins.json' }, { logger });
+ * const upstreams = await createUpstreams({ registry: 'registry.yaml', pins: '.airlock/pins.json' }, { logger });
  * const backends = await prepareBackends(config, { logger, upstream: upstreams.backendFor });
  * // … on shutdown
  * await upstreams.close();
  * ```
  */
+import { resolve } from 'node:path';
 import type { AgentBackend, BackendContext } from '../agents/backend.js';
 import { createUpstreamBackend } from '../agents/upstream/index.js';
+import { loadRegistryFileOffThread } from '../client/registry/off-thread.js';
 import { createUpstreamConnector } from '../client/upstream.js';
 import type { UpstreamAuditHook } from '../client/upstream-audit.js';
 import type { UpstreamBackendConfig } from '../config/schema.js';
@@ -25,15 +27,15 @@ export interface Upstreams {
 }
 
 /**
- * Loads the upstream registry (a RegistryError names the bad key) and returns the factory of
- * `a2a` backends over it.
+ * Loads the upstream registry (its schema check in a worker thread; a RegistryError names the
+ * bad key) and returns the factory of `a2a` backends over it.
  *
  * @example
  * ```ts
- * createUpstreams({ registry: 'missing.yaml', pins: '.airlock/pins.json' }, { logger }); // throws RegistryError
+ * await createUpstreams({ registry: 'missing.yaml', pins: '.airlock/pins.json' }, { logger }); // rejects with RegistryError
  * ```
  */
-export function createUpstreams(
+export async function createUpstreams(
   setup: { registry: string; pins: string },
   options: {
     logger: Logger;
@@ -42,10 +44,13 @@ export function createUpstreams(
     /** Where the rows of upstream calls go (the gateway's `recordAudit`, once it exists). */
     audit?: UpstreamAuditHook;
   },
-): Upstreams {
+): Promise<Upstreams> {
   const { logger } = options;
+  // Resolved first, as the connector resolves it: messages name the absolute path.
+  const registry = await loadRegistryFileOffThread(resolve(setup.registry), options.env ?? process.env);
   const connector = createUpstreamConnector({
     registryPath: setup.registry,
+    registry,
     pinsPath: setup.pins,
     ...(options.env !== undefined && { env: options.env }),
     ...(options.instanceId !== undefined && { instanceId: options.instanceId }),

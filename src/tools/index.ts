@@ -9,7 +9,7 @@
  * const builders = createToolboxBuilders(config.agents, { hub, tools: config.tools, decide, scrubber });
  * ```
  */
-export { ToolsSchema, rawTokenProblem, toolsConfigProblem } from './config.js';
+export { rawTokenProblem, toolsConfigProblem } from './config.js';
 export type { ToolsConfig, ToolServerConfig, ToolsConfigProblem, ToolUsingAgent } from './config.js';
 export { ToolServerError } from './errors.js';
 export type { ToolServerErrorCode } from './errors.js';

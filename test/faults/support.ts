@@ -66,7 +66,9 @@ export async function startFaultGateway(
   const logger = capturingLogger();
   // As `airlock serve` does: the upstream connector when the config names a registry.
   const upstreams =
-    config.upstreams === undefined ? undefined : createUpstreams(config.upstreams, { logger, env: options.env ?? {} });
+    config.upstreams === undefined
+      ? undefined
+      : await createUpstreams(config.upstreams, { logger, env: options.env ?? {} });
   const backends = await prepareBackends(config, {
     logger,
     ...(options.given !== undefined && { given: options.given }),

@@ -10,6 +10,7 @@
  * await relay.close();
  * ```
  */
+import { loadRegistryFile } from '../../src/client/registry.js';
 import { join } from 'node:path';
 import type { AgentBackend } from '../../src/agents/backend.js';
 import { createUpstreamBackend } from '../../src/agents/upstream/index.js';
@@ -31,6 +32,7 @@ export async function startRelayGateway(dir: string): Promise<RelayGateway> {
   });
   const connector = createUpstreamConnector({
     registryPath: join(dir, 'registry.yaml'),
+    registry: loadRegistryFile(join(dir, 'registry.yaml'), {}),
     pinsPath: join(dir, 'upstream-pins.json'),
     env: {},
   });

@@ -27,13 +27,24 @@ export async function startServe(
   launch: {
     /** A command node runs under (`['taskset', '-c', '0']`). */
     wrapper?: readonly string[];
+    /** Node's own flags, before the CLI (`['--import', hooks]`). */
+    nodeFlags?: readonly string[];
     /** More `serve` flags. */
     args?: readonly string[];
     /** A process group of its own, as a shell gives a command (to signal the group). */
     detached?: boolean;
   } = {},
 ): Promise<ServeProcess> {
-  const args = [...CLI, 'serve', '--config', configPath, '--log-level', logLevel, ...(launch.args ?? [])];
+  const args = [
+    ...(launch.nodeFlags ?? []),
+    ...CLI,
+    'serve',
+    '--config',
+    configPath,
+    '--log-level',
+    logLevel,
+    ...(launch.args ?? []),
+  ];
   if (dataDir !== undefined) args.push('--data', dataDir);
   const [command, ...prefix] = [...(launch.wrapper ?? []), process.execPath];
   const child = spawn(command, [...prefix, ...args], {

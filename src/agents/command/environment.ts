@@ -11,7 +11,7 @@
  * const stdin = commandStdin(config.input, turn);
  * ```
  */
-import type { CommandBackendConfig } from './config.js';
+import type { CommandBackendConfig } from './schema.js';
 import { textOf, type AgentTurn } from '../backend.js';
 import { buildInboundPrompt } from '../inbound/prompt.js';
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { collect, fakeTurn } from '../../../test/helpers/agent-turn.js';
-import type { CommandBackendConfig } from './config.js';
+import type { CommandBackendConfig } from './schema.js';
 import { BackendConfigError, type AgentBackend, type AgentEvent, type BackendContext } from '../backend.js';
 import { createCommandBackend } from './index.js';
 

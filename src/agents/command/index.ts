@@ -20,7 +20,7 @@
  * // { type: 'completed' }
  * ```
  */
-import type { CommandBackendConfig } from './config.js';
+import type { CommandBackendConfig } from './schema.js';
 import {
   isAborted,
   type AgentBackend,

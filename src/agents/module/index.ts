@@ -60,7 +60,7 @@ import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentBackend, AgentEvent, AgentTurn, BackendContext } from '../backend.js';
 import { BackendConfigError } from '../backend.js';
-import type { ModuleBackendConfig } from './config.js';
+import type { ModuleBackendConfig } from './schema.js';
 import { checkAgentEvent } from './events.js';
 
 const TYPESCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);

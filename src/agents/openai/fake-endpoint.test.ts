@@ -15,7 +15,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OpenAiBackendConfig } from './config.js';
+import type { OpenAiBackendConfig } from './schema.js';
 
 /** One request the endpoint received. */
 export interface ModelRequest {

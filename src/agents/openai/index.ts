@@ -24,13 +24,13 @@
  * await backend.close?.();
  * ```
  */
-import type { OpenAiBackendConfig } from './config.js';
+import type { OpenAiBackendConfig } from './schema.js';
 import { BackendConfigError, type AgentBackend, type BackendContext } from '../backend.js';
 import { chatCompletionsUrl } from './request.js';
 import { createChatDispatcher } from './transport.js';
 import { runOpenAiTurn, type OpenAiSettings } from './turn.js';
 
-export type { OpenAiBackendConfig } from './config.js';
+export type { OpenAiBackendConfig } from './schema.js';
 export { OpenAiTurnError, cleanServerMessage, MAX_SERVER_MESSAGE_CHARS } from './errors.js';
 export type { OpenAiFailureCode } from './errors.js';
 export {
@@ -52,7 +52,7 @@ export type {
 } from './request.js';
 export { CONTINUATION_KIND, MAX_CONTINUATION_BYTES, buildContinuation, readContinuation } from './continuation.js';
 export type { ResumePoint, ToolLoopContinuation } from './continuation.js';
-export { DEFAULT_MAX_TOOL_ROUNDS } from './config.js';
+export { DEFAULT_MAX_TOOL_ROUNDS } from './tool-calls.js';
 export { ARGUMENTS_NOT_JSON, CALL_WITHOUT_NAME, USING_TOOLS_NOTE } from './turn.js';
 export { ChatStreamDecoder, readCompletionAnswer, readStreamData, serverErrorMessage } from './stream.js';
 export type { CompletionEvent } from './stream.js';

@@ -34,6 +34,9 @@ export interface ModelToolCall {
 /** Tool calls one answer may hold; more fail the turn. */
 export const MAX_CALLS_PER_ANSWER = 64;
 
+/** Rounds of the tool loop per turn when `maxToolRounds` is not set. */
+export const DEFAULT_MAX_TOOL_ROUNDS = 8;
+
 /** Longest id kept as the server sent it; a longer one is replaced. */
 const MAX_ID_CHARS = 128;
 const ID_PATTERN = /^[\x21-\x7e]+$/;

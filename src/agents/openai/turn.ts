@@ -36,7 +36,7 @@
 import type { Dispatcher } from 'undici';
 import { isAborted, type AgentEvent, type AgentTurn, type BackendLog, type SessionEntry } from '../backend.js';
 import type { ParkedToolCall, ToolCallOutcome, TurnToolbox } from '../tools.js';
-import { DEFAULT_MAX_TOOL_ROUNDS, type OpenAiBackendConfig } from './config.js';
+import type { OpenAiBackendConfig } from './schema.js';
 import { buildContinuation, readContinuation, type ResumePoint } from './continuation.js';
 import { TurnDeadline } from './deadline.js';
 import { badResponseError, networkError, OpenAiTurnError, serverError } from './errors.js';
@@ -48,7 +48,13 @@ import {
   type ToolResultMessage,
   type TranscriptMessage,
 } from './request.js';
-import { MAX_CALLS_PER_ANSWER, parseArguments, ToolCallAssembly, type ModelToolCall } from './tool-calls.js';
+import {
+  DEFAULT_MAX_TOOL_ROUNDS,
+  MAX_CALLS_PER_ANSWER,
+  parseArguments,
+  ToolCallAssembly,
+  type ModelToolCall,
+} from './tool-calls.js';
 import { exchangeChatCompletion, type ExchangeProgress } from './transport.js';
 
 /** What every turn of one backend shares. */

@@ -21,12 +21,12 @@
  *
  * @example
  * ```ts
- * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', pinsPath: '.airlock/pins.json' });
+ * const connector = createUpstreamConnector({ registryPath: 'upstreams.yaml', registry: loadRegistryFile('upstreams.yaml'), pinsPath: '.airlock/pins.json' });
  * const backend = createUpstreamBackend({ type: 'a2a', agent: 'upstream' }, { agent: 'guarded', log }, connector);
  * for await (const event of backend.run(turn)) console.log(event);
  * ```
  */
-import type { UpstreamBackendConfig } from './config.js';
+import type { UpstreamBackendConfig } from './schema.js';
 import { BackendConfigError, type AgentBackend, type BackendContext, type BackendLog } from '../backend.js';
 import { DEFAULT_MAX_SESSIONS, UpstreamIds } from './ids.js';
 import { UpstreamError, type UpstreamAgent, type UpstreamConnector } from './port.js';

@@ -25,7 +25,7 @@ import type { OutboundSubject } from '../../identity/delegation.js';
  *
  * @example
  * ```ts
- * const connector: UpstreamConnector = createUpstreamConnector({ registryPath, pinsPath });
+ * const connector: UpstreamConnector = createUpstreamConnector({ registryPath, registry, pinsPath });
  * const agent = connector.open('travel');
  * ```
  */

@@ -12,7 +12,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile } from 'typebox/compile';
 import { firstSchemaProblem, pointerSegments, type SchemaProblem } from '../../config/check.js';
-import { AuthSchema } from '../auth/config.js';
+import { AuthSchema } from '../auth/schema.js';
 import { REGISTRY_NAME_PATTERN, RegistryError } from './error.js';
 
 const MAX_URL_LENGTH = 2048;
@@ -137,6 +137,38 @@ export function readRegistryDocument(value: unknown): RegistryDocument {
   return {
     agents: agents.map((entry, index) => (failing.has(String(index)) ? undefined : entry)),
     problems: found.map((problem) => asRegistryError(problem, value)),
+  };
+}
+
+/**
+ * What the schema step gives: the entries that fit it (undefined in the place of one that does
+ * not) and every schema problem, as plain data (it crosses threads by structured clone).
+ *
+ * @example
+ * ```ts
+ * const checked: CheckedRegistry = { agents: [], problems: [{ entry: '', key: 'agents', problem: 'is required' }] };
+ * ```
+ */
+export interface CheckedRegistry {
+  readonly agents: readonly (RawEntry | undefined)[];
+  readonly problems: readonly { readonly entry: string; readonly key: string; readonly problem: string }[];
+}
+
+/**
+ * The schema step of loading a registry: defaults applied, every schema problem found, as plain
+ * data for {@link buildRegistry} (./build.ts). Runs in process for `parseRegistry`, and in a
+ * worker thread of its own when the gateway serves (./off-thread.ts).
+ *
+ * @example
+ * ```ts
+ * const checked = checkRegistryDocument({ agents: [] }); // { agents: [], problems: [] }
+ * ```
+ */
+export function checkRegistryDocument(document: Record<string, unknown>): CheckedRegistry {
+  const { agents, problems } = readRegistryDocument(Value.Default(RegistrySchema, document));
+  return {
+    agents,
+    problems: problems.flatMap((error) => error.problems.map(({ entry, key, problem }) => ({ entry, key, problem }))),
   };
 }
 

@@ -19,7 +19,8 @@
  */
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import { normalizeSubject, type ClientEntry } from '../../config/load.js';
+import type { ClientEntry } from '../../config/airlock-config.js';
+import { normalizeSubject } from '../../config/tls.js';
 import { makePrincipal } from '../../identity/principal.js';
 import type { AuthOutcome } from '../auth/outcome.js';
 

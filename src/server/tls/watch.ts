@@ -13,7 +13,7 @@
  * ```
  */
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
-import { readTlsMaterial, type TlsMaterial } from '../../config/load.js';
+import { readTlsMaterial, type TlsMaterial } from '../../config/tls.js';
 import type { Logger } from '../log.js';
 
 /**

@@ -9,9 +9,7 @@
  * ```
  */
 import Type, { type Static } from 'typebox';
-
-/** Rounds of the tool loop per turn when `maxToolRounds` is not set. */
-export const DEFAULT_MAX_TOOL_ROUNDS = 8;
+import { DEFAULT_MAX_TOOL_ROUNDS } from './tool-calls.js';
 
 const Milliseconds = (fallback: number): ReturnType<typeof Type.Integer> =>
   Type.Integer({ minimum: 100, maximum: 3_600_000, default: fallback });

@@ -1,0 +1,99 @@
+/**
+ * Loading a configuration with its schema check in a worker thread of its own. TypeBox (683
+ * modules) then never enters the serving isolate: loaded there it costs every request about 3 µs
+ * of CPU (a larger heap to mark, more maps and strings; docs/PERFORMANCE.md), though it runs only
+ * at start and on reload. The file is read, parsed and interpolated here; the interpolated
+ * document goes to the worker by structured clone and comes back checked, with defaults; the key
+ * material is read here (./resolve.ts). Errors are the same `ConfigError`s as `parseConfig`'s.
+ *
+ * @example
+ * ```ts
+ * const config = await loadConfigFileOffThread('airlock.yaml', process.env);
+ * ```
+ */
+import { Worker } from 'node:worker_threads';
+import type { AirlockConfig } from './airlock-config.js';
+import { readConfigDocument, readConfigText } from './document.js';
+import { ConfigError } from './errors.js';
+import { resolveConfig } from './resolve.js';
+import type { SchemaCheckOutcome } from './schema-check.js';
+
+/**
+ * `loadConfigFile`'s work with the schema check in a worker thread: the same config, or
+ * the same `ConfigError`, without loading TypeBox in this thread.
+ *
+ * @example
+ * ```ts
+ * const config = await loadConfigFileOffThread('examples/demo.yaml');
+ * ```
+ * @throws ConfigError naming the key
+ */
+export async function loadConfigFileOffThread(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AirlockConfig> {
+  const document = readConfigDocument(readConfigText(path), env, path);
+  const outcome = await runInWorker<SchemaCheckOutcome>(
+    sibling(import.meta.url, 'check-worker'),
+    document,
+    (reason) => new ConfigError('', `config: ${reason}`),
+  );
+  if (!outcome.ok) throw new ConfigError(outcome.key, outcome.problem);
+  return resolveConfig(outcome.config, env);
+}
+
+/**
+ * Runs a worker entry once: `input` as its `workerData`, its one message the answer. The worker
+ * ends by itself (it holds nothing open); one that fails or exits without answering rejects
+ * with `failure(reason)`.
+ *
+ * @example
+ * ```ts
+ * const checked = await runInWorker<CheckedRegistry>(sibling(import.meta.url, 'check-worker'), document, (reason) => new RegistryError('', '', reason));
+ * ```
+ */
+export function runInWorker<Answer>(entry: URL, input: unknown, failure: (reason: string) => Error): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const worker = startWorker(entry, input);
+    worker.once('message', (answer: Answer) => {
+      settled = true;
+      resolve(answer);
+    });
+    worker.once('error', (error) => {
+      if (settled) return;
+      settled = true;
+      reject(failure(`the check's worker thread failed: ${error.message}`));
+    });
+    worker.once('exit', (code) => {
+      if (settled) return;
+      settled = true;
+      reject(failure(`the check's worker thread ended without an answer (exit ${code})`));
+    });
+  });
+}
+
+/**
+ * A worker on `entry`. Sources run through tsx (the tests) need its loader in the worker too,
+ * and on Node 20 a worker inherits neither `--import` nor the hooks: the entry is then imported
+ * after tsx registers itself there. Built code (`.js`) starts the entry directly.
+ */
+function startWorker(entry: URL, workerData: unknown): Worker {
+  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, { workerData });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
+/**
+ * The URL of a module beside `moduleUrl`, with its extension: `.ts` when the sources run
+ * through a TypeScript loader (tests), `.js` once built.
+ *
+ * @example
+ * ```ts
+ * new Worker(sibling(import.meta.url, 'check-worker'));
+ * ```
+ */
+export function sibling(moduleUrl: string, name: string): URL {
+  return new URL(`./${name}${moduleUrl.endsWith('.ts') ? '.ts' : '.js'}`, moduleUrl);
+}
