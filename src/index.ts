@@ -70,6 +70,7 @@ export type { PostgresTaskStore } from './tasks/stores/postgres.js';
 export { failedByRestart, RESTART_FAILURE_TEXT } from './tasks/service.js';
 export { deriveSessionId, OUTBOUND_ID_PREFIX } from './tasks/session.js';
 export { loadConfigFile, parseConfig, type AirlockConfig, type ClientEntry } from './config/load.js';
+export { loadConfigFileOffThread } from './config/off-thread.js';
 export { ConfigError } from './config/errors.js';
 export { generateToken } from './config/tokens.js';
 export { createGateway, type Gateway, type GatewayOptions } from './server/http.js';

@@ -28,6 +28,7 @@ export {
   registryPath,
 } from './registry.js';
 export type { EntryTimeouts, NetworkSettings, RegistryEntry } from './registry.js';
+export { loadRegistryFileOffThread } from './registry/off-thread.js';
 export { DEFAULT_PRINCIPAL_KEY, MAX_MESSAGE_CHARS, OutboundCaller, errorTypeOf } from './call.js';
 export type { GetTaskRequest, OutboundCallerOptions, SendRequest } from './call.js';
 export {
