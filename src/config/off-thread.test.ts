@@ -105,6 +105,16 @@ describe('runInWorker', () => {
     );
   });
 
+  it('stops a worker that does not answer in time, and says so', async () => {
+    const hanging = new URL(`data:text/javascript,${encodeURIComponent('setInterval(() => {}, 1000);')}`);
+    const started = Date.now();
+    await assert.rejects(
+      runInWorker(hanging, {}, (reason) => new ConfigError('', `config: ${reason}`), 300),
+      (error: unknown) => error instanceof ConfigError && /did not answer within 0\.3 s/.test(error.message),
+    );
+    assert.ok(Date.now() - started < 5_000);
+  });
+
   it('names the worker beside the module, .ts from the sources and .js once built', () => {
     assert.equal(
       sibling('file:///app/src/config/off-thread.ts', 'check-worker').href,
