@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { reloadCommand } from '../src/cli/reload.js';
 import { writeStateFile } from '../src/state/file.js';
-import { readReloadOutcome, serveFiles, type RecordedOutcome } from '../src/server/reload/pid-file.js';
+import { serveFiles } from '../src/server/reload/pid-file.js';
 import { TOKEN_A, TOKEN_B, eventually, rpc, rpcStream, v10Message } from './helpers/gateway.js';
-import { exitOf, killHard, startServe, type ServeProcess } from './helpers/serve-process.js';
+import { exitOf, killHard, reloadOutcome, startServe, type ServeProcess } from './helpers/serve-process.js';
 
 const running: ServeProcess[] = [];
 const dirs: string[] = [];
@@ -44,19 +44,6 @@ const CLIENT_B = '  - { id: b, token: "${TOKEN_B}", agents: [writer] }';
 /** The status of one cheap, authenticated request (a task that does not exist: 200 with an error body). */
 async function statusFor(base: string, token: string): Promise<number> {
   return (await rpc(`${base}/a2a/writer`, 'GetTask', { id: 'no-such-task' }, { token, version: '1.0' })).status;
-}
-
-/** Sends SIGHUP and waits for the outcome serve records. */
-async function hup(server: ServeProcess, configPath: string): Promise<RecordedOutcome['outcome']> {
-  const files = serveFiles(configPath);
-  const sent = Date.now();
-  server.child.kill('SIGHUP');
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const recorded = readReloadOutcome(files);
-    if (recorded !== undefined && recorded.at >= sent) return recorded.outcome;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no reload outcome: ${server.output()}`);
 }
 
 function count(text: string, pattern: RegExp): number {
@@ -109,7 +96,10 @@ describe('reload on SIGHUP', () => {
 
       writeFileSync(path, yaml({ clients: CLIENT_B }));
       const started = Date.now();
-      assert.deepEqual(await hup(server, path), { outcome: 'applied', changed: ['clients[a]', 'clients[b]'] });
+      assert.deepEqual(await reloadOutcome(server, path), {
+        outcome: 'applied',
+        changed: ['clients[a]', 'clients[b]'],
+      });
       const reloadedAt = Date.now();
       assert.equal(await statusFor(base, TOKEN_B), 200, 'the added client works at once');
       assert.equal(await statusFor(base, TOKEN_A), 401, 'the removed client is refused at once');
@@ -126,10 +116,10 @@ describe('reload on SIGHUP', () => {
 
       // A YAML error, then a schema error: refused whole, one line each, b still served, a still not.
       writeFileSync(path, `${yaml({ clients: CLIENT_B })}\n  : [oops`);
-      const broken = await hup(server, path);
+      const broken = await reloadOutcome(server, path);
       assert.equal(broken.outcome === 'refused' && broken.reason, 'invalid_config', JSON.stringify(broken));
       writeFileSync(path, yaml({ clients: `${CLIENT_A}\n${CLIENT_B}`, limits: ', maxParts: 0' }));
-      const invalid = await hup(server, path);
+      const invalid = await reloadOutcome(server, path);
       assert.equal(invalid.outcome === 'refused' && invalid.reason, 'invalid_config', JSON.stringify(invalid));
       assert.match(invalid.outcome === 'refused' ? invalid.message : '', /limits\.maxParts/);
       await logged(server, /"event":"config_reload_refused"/, 2);
@@ -141,7 +131,7 @@ describe('reload on SIGHUP', () => {
         path,
         yaml({ clients: `${CLIENT_A}\n${CLIENT_B}`, server: ', drainSeconds: 3' }).replace('port: 0', 'port: 1'),
       );
-      const port = await hup(server, path);
+      const port = await reloadOutcome(server, path);
       assert.equal(port.outcome, 'refused');
       assert.deepEqual(port.outcome === 'refused' && port.restart, ['server.drainSeconds', 'server.port']);
       await logged(
@@ -152,7 +142,10 @@ describe('reload on SIGHUP', () => {
 
       // A limit applies: b may now send 2 requests a minute (a fresh window: the limit changed).
       writeFileSync(path, yaml({ clients: CLIENT_B }).replace('requestsPerMinute: 100', 'requestsPerMinute: 2'));
-      assert.deepEqual(await hup(server, path), { outcome: 'applied', changed: ['limits.requestsPerMinute'] });
+      assert.deepEqual(await reloadOutcome(server, path), {
+        outcome: 'applied',
+        changed: ['limits.requestsPerMinute'],
+      });
       assert.equal(await statusFor(base, TOKEN_B), 200);
       assert.equal(await statusFor(base, TOKEN_B), 200);
       assert.equal(await statusFor(base, TOKEN_B), 429);

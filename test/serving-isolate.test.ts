@@ -12,9 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { readReloadOutcome, serveFiles, type RecordedOutcome } from '../src/server/reload/pid-file.js';
 import { TOKEN_A, rpc, v10Message } from './helpers/gateway.js';
-import { exitOf, killHard, startServe, type ServeProcess } from './helpers/serve-process.js';
+import { exitOf, killHard, reloadOutcome, startServe, type ServeProcess } from './helpers/serve-process.js';
 
 const HOOKS = fileURLToPath(new URL('./helpers/main-thread-modules.mjs', import.meta.url));
 const running: ServeProcess[] = [];
@@ -53,19 +52,6 @@ const REGISTRY = `agents:
     effect: read_only
 `;
 
-/** Sends SIGHUP and waits (5 s at most) for the outcome serve records. */
-async function reload(server: ServeProcess, path: string): Promise<RecordedOutcome['outcome'] | undefined> {
-  const files = serveFiles(path);
-  const sent = Date.now();
-  server.child.kill('SIGHUP');
-  for (let attempt = 0; attempt < 250; attempt++) {
-    const recorded = readReloadOutcome(files);
-    if (recorded !== undefined && recorded.at >= sent) return recorded.outcome;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return undefined;
-}
-
 describe('the serving thread', () => {
   it('never loads TypeBox: at start, on a reload, with an upstream registry', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'airlock-isolate-'));
@@ -91,11 +77,11 @@ describe('the serving thread', () => {
 
     // A reload that changes a limit: checked in a worker, applied here.
     writeFileSync(path, configYaml(dir, 200));
-    assert.deepEqual(await reload(server, path), { outcome: 'applied', changed: ['limits.requestsPerMinute'] });
+    assert.deepEqual(await reloadOutcome(server, path), { outcome: 'applied', changed: ['limits.requestsPerMinute'] });
 
     // A file the schema refuses: the worker's ConfigError comes back whole, naming the key.
     writeFileSync(path, configYaml(dir, 100).replace('requestsPerMinute: 100', 'requestsPerMinute: -1'));
-    const refused = await reload(server, path);
+    const refused = await reloadOutcome(server, path);
     assert.equal(refused?.outcome === 'refused' && refused.reason, 'invalid_config', JSON.stringify(refused));
     assert.match(refused?.outcome === 'refused' ? refused.message : '', /config: limits\.requestsPerMinute: /);
 

@@ -9,6 +9,7 @@
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readReloadOutcome, serveFiles, type RecordedOutcome } from '../../src/server/reload/pid-file.js';
 import { CLI } from './cli.js';
 
 export interface ServeProcess {
@@ -86,4 +87,17 @@ export function exitOf(server: Pick<ServeProcess, 'child'>): Promise<number | st
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
   if (child.signalCode !== null) return Promise.resolve(child.signalCode);
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+}
+
+/** Sends SIGHUP and waits (5 s at most) for the outcome serve records; throws with the output when none comes. */
+export async function reloadOutcome(server: ServeProcess, configPath: string): Promise<RecordedOutcome['outcome']> {
+  const files = serveFiles(configPath);
+  const sent = Date.now();
+  server.child.kill('SIGHUP');
+  for (let attempt = 0; attempt < 250; attempt++) {
+    const recorded = readReloadOutcome(files);
+    if (recorded !== undefined && recorded.at >= sent) return recorded.outcome;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no reload outcome: ${server.output()}`);
 }
