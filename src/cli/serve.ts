@@ -14,7 +14,8 @@ import { createGateway, type Gateway } from '../server/http.js';
 import { storeShareOptions } from '../server/store-shares.js';
 import { createUpstreams } from '../server/upstreams.js';
 import { tapLogger } from '../server/metrics/card-events.js';
-import { removeServePid, serveFiles, writeReloadOutcome, writeServePid } from '../server/reload/pid-file.js';
+import { removeServePid, serveFiles, writeServePid } from '../server/reload/pid-file.js';
+import { reloadOnSignal } from '../server/reload/signal.js';
 import {
   describeTaskStoreSpec,
   openTaskStore,
@@ -263,34 +264,20 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...(tools !== undefined && { tools }),
   });
   late.gateway = gateway;
-  // SIGHUP (or `airlock reload`) re-reads the config: see src/server/reload/. The flags win
+  // SIGHUP (or `airlock reload`) re-reads the config (src/server/reload/signal.ts). The flags win
   // over the file on every load, as at start.
   const files = serveFiles(options.config);
-  // The file is read and checked (in the worker) while requests go on; the new config is applied
-  // in one synchronous step. Signals that come during a load wait for it: loads never overlap.
-  let reloads: Promise<void> = Promise.resolve();
-  process.on('SIGHUP', () => {
-    if (stopping) return;
-    reloads = reloads.then(async () => {
-      const loaded = await load().then(
-        (next) => ({ next }),
-        (error: unknown) => ({ error }),
-      );
-      if (stopping) return;
-      const outcome = gateway.reload(() => {
-        if ('error' in loaded) throw loaded.error;
-        const { next } = loaded;
-        if (options.host !== undefined) next.server.host = options.host;
-        if (options.port !== undefined) next.server.port = options.port;
-        return next;
-      });
-      await writeReloadOutcome(files, outcome).catch(() => undefined);
-    });
-    // A reload that failed outside the config (it cannot, short of a bug) is logged; the chain
-    // stays usable for the next signal.
-    reloads = reloads.catch((error: unknown) =>
-      logger.error({ event: 'config_reload_failed', error: error instanceof Error ? error.message : String(error) }),
-    );
+  reloadOnSignal({
+    gateway,
+    files,
+    logger,
+    stopping: () => stopping,
+    load: async () => {
+      const next = await load();
+      if (options.host !== undefined) next.server.host = options.host;
+      if (options.port !== undefined) next.server.port = options.port;
+      return next;
+    },
   });
   // `airlock reload` finds this process by its pid file (0600), removed on exit; written before
   // the banner, so whoever sees the banner finds it. With workers the primary's pid is written.
