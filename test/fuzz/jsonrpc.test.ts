@@ -373,11 +373,25 @@ function mutate(frame: Record<string, unknown>, mutations: Mutation[]): Record<s
           current !== null && typeof current === 'object' ? Object.values(current) : String(current);
         break;
       case 5:
-        if (!Array.isArray(container)) container[String(value).slice(0, 12) || 'extra'] = current;
+        if (!Array.isArray(container)) container[memberName(value)] = current;
         break;
     }
   }
   return frame;
+}
+
+/**
+ * A member name made from a generated value. A generated JSON object can carry its own
+ * `toString` or `valueOf` that is not a function (`{ "toString": 0 }`): it has no string form.
+ */
+function memberName(value: unknown): string {
+  let text = '';
+  try {
+    text = String(value);
+  } catch {
+    // no string form: the fallback name below
+  }
+  return text.slice(0, 12) || 'extra';
 }
 
 const mutatedFrame = fc
