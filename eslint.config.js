@@ -102,7 +102,7 @@ export default tseslint.config(
   {
     // TypeBox (683 modules) checks the config and the registry, and when the gateway serves those
     // checks run in worker threads (src/config/off-thread.ts): loaded in the serving thread it
-    // costs every request about 3 µs (docs/PERFORMANCE.md). Only schema modules import it;
+    // would hold a quarter of its heap for good (docs/PERFORMANCE.md). Only schema modules import it;
     // test/serving-isolate.test.ts checks that none reaches the serving thread.
     files: ['src/**/*.ts'],
     ignores: [

@@ -1,8 +1,8 @@
 /**
  * What the serving thread of `airlock serve` loads. The config's and the upstream registry's
  * schema checks run in worker threads of their own (src/config/off-thread.ts), so TypeBox (683
- * modules, about 3 µs of CPU on every request when it sits in the serving isolate; see
- * docs/PERFORMANCE.md) never enters the main thread: not at start, not on a reload, not for a
+ * modules, a quarter of the serving heap when it sits there; see docs/PERFORMANCE.md) never
+ * enters the main thread: not at start, not on a reload, not for a
  * gateway with an upstream registry. The module list comes from a loader hook registered in the
  * main thread only.
  */

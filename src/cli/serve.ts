@@ -167,14 +167,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   const role = workerRole(options.env ?? process.env);
   // The schema check runs in a worker thread, so TypeBox never enters this (serving) isolate.
   // Each worker keeps its own audit chain: the JSONL sink has one writer per file.
-  const forWorker = (loaded: AirlockConfig): AirlockConfig => {
+  const withWorkerAuditFile = (loaded: AirlockConfig): AirlockConfig => {
     if (role !== undefined && loaded.audit.file !== undefined) {
       loaded.audit.file = workerAuditFile(loaded.audit.file, role.index);
     }
     return loaded;
   };
-  const load = async (): Promise<AirlockConfig> => forWorker(await loadConfigFileOffThread(options.config));
-  const config = await (options.firstLoad?.then(forWorker) ?? load());
+  const load = async (): Promise<AirlockConfig> => withWorkerAuditFile(await loadConfigFileOffThread(options.config));
+  const config = await (options.firstLoad?.then(withWorkerAuditFile) ?? load());
   if (options.host !== undefined) {
     config.server.host = options.host;
     checkBind(config.server, '--host');

@@ -1,8 +1,8 @@
 /**
  * Loading a configuration with its schema check in a worker thread of its own. TypeBox (683
- * modules) then never enters the serving isolate: loaded there it costs every request about 3 µs
- * of CPU (a larger heap to mark, more maps and strings; docs/PERFORMANCE.md), though it runs only
- * at start and on reload. The file is read, parsed and interpolated here; the interpolated
+ * modules) then never enters the serving isolate, where it would stay for the process's life (a
+ * quarter of the heap, 14 MB of RSS; docs/PERFORMANCE.md) though it runs only at start and on
+ * reload. The file is read, parsed and interpolated here; the interpolated
  * document goes to the worker by structured clone and comes back checked, with defaults; the key
  * material is read here (./resolve.ts). Errors are the same `ConfigError`s as `parseConfig`'s.
  *
@@ -42,7 +42,7 @@ export async function loadConfigFileOffThread(
   return resolveConfig(outcome.config, env);
 }
 
-/** How long a check may take before its worker is stopped (a 4 MiB file checks in well under 1 s). */
+/** How long a check may take before its worker is stopped (the demo config's takes about 0.2 s). */
 const CHECK_TIMEOUT_MS = 30_000;
 
 /**
