@@ -12,7 +12,12 @@
  * starts them; the load runs here on the last core; CPU is the serving process's own (user +
  * system, every thread) per answered request.
  *
- * Usage: node --import tsx bench/pair.ts --build NAME=DIR --build NAME=DIR [...]
+ * With `--peers`, raw node:http and the floor (bench/peers/, as `bench:inbound` runs them) join
+ * the rotation, and each build is judged against them round by round: raw/build and floor/build
+ * CPU within one round, seconds apart, so that a slow spell of the machine that takes one row of
+ * a long run and spares another does not decide the every-guard target's verdict.
+ *
+ * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers]
  *        [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50]
  *        [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
  */
@@ -24,14 +29,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { installShutdown, parseCommonFlags, printMachine, roundOrder, runMain, writeResult } from './lib/common.js';
 import { startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
-import { airlockConfig, guardedHeaders, messageSend } from './lib/inbound-config.js';
+import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/pair.ts --build NAME=DIR --build NAME=DIR [...] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
+  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
+/** The every-guard target: raw/Airlock CPU at least this. */
+const CPU_RATIO_TARGET = 0.5;
 const PAUSE_BETWEEN_RUNS_MS = 250;
 
 interface Build {
@@ -40,7 +47,10 @@ interface Build {
 }
 
 interface Started {
-  build: Build;
+  /** A build's name, or `raw` / `floor` for a peer. */
+  name: string;
+  /** The build's directory; undefined for a peer. */
+  dir: string | undefined;
   child: ChildServer;
   target: Target;
 }
@@ -66,7 +76,27 @@ async function start(build: Build, token: string, body: string, workDir: string)
     startOnCore: 0,
     servingPid: () => readServePid(serveFiles(configPath)),
   });
-  return { build, child, target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body } };
+  return {
+    name: build.name,
+    dir: build.dir,
+    child,
+    target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body },
+  };
+}
+
+/** raw node:http or the floor (with its audit file in `workDir`), as bench:inbound starts them. */
+async function startPeer(peer: 'raw' | 'floor', token: string, body: string, workDir: string): Promise<Started> {
+  const child = await startChild({
+    name: peer,
+    script: `bench/peers/${peer}-http.ts`,
+    env: peer === 'floor' ? { BENCH_TOKEN: token, FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') } : {},
+  });
+  return {
+    name: peer,
+    dir: undefined,
+    child,
+    target: { url: `${child.baseUrl}/`, headers: requestHeaders(token), body },
+  };
 }
 
 /** One load of one server: its CPU µs a request (as bench:inbound counts it), and its failures. */
@@ -86,14 +116,22 @@ async function measure(
   return { cpu, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
 
-/** `--build NAME=DIR` (repeated) and `--text KIND` taken out of `argv`; the rest are the common flags. */
-function takeOwnFlags(argv: readonly string[]): { builds: Build[]; text: string | undefined; rest: string[] } {
+/** `--build NAME=DIR` (repeated), `--peers` and `--text KIND` taken out of `argv`; the rest are the common flags. */
+function takeOwnFlags(argv: readonly string[]): {
+  builds: Build[];
+  peers: boolean;
+  text: string | undefined;
+  rest: string[];
+} {
   const rest: string[] = [];
   const builds: Build[] = [];
   let text: string | undefined;
+  let peers = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
-    if (flag === '--build' || flag === '--text') {
+    if (flag === '--peers') {
+      peers = true;
+    } else if (flag === '--build' || flag === '--text') {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
       if (flag === '--build') builds.push(parseBuild(value));
@@ -102,7 +140,7 @@ function takeOwnFlags(argv: readonly string[]): { builds: Build[]; text: string 
       rest.push(flag);
     }
   }
-  return { builds, text, rest };
+  return { builds, peers, text, rest };
 }
 
 async function main(): Promise<number> {
@@ -112,8 +150,8 @@ async function main(): Promise<number> {
     { duration: 3, rounds: 20, connections: 50, warmup: 2 },
     USAGE,
   );
-  const { builds } = own;
-  if (builds.length < 2) throw new Error(`give at least two builds\n${USAGE}`);
+  const { builds, peers } = own;
+  if (builds.length < (peers ? 1 : 2)) throw new Error(`give at least two builds, or one with --peers\n${USAGE}`);
   if (new Set(builds.map((build) => build.name)).size !== builds.length) throw new Error('build names must differ');
   const text = parseTextKind(own.text ?? 'hello');
   if (text === undefined) throw new Error(`--text must be one of ${TEXT_KINDS.join(', ')}`);
@@ -142,6 +180,17 @@ async function main(): Promise<number> {
       servers.push(server);
       console.log(`${build.name.padEnd(12)} pid ${server.child.pid}  ${build.dir}`);
     }
+    if (peers) {
+      const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
+      workDirs.push(workDir);
+      for (const peer of ['raw', 'floor'] as const) {
+        const server = await startPeer(peer, token, body, workDir);
+        pinServer(server.child.pid, plan);
+        await verifyReply(peer, server.target);
+        servers.push(server);
+        console.log(`${peer.padEnd(12)} pid ${server.child.pid}  bench/peers/${peer}-http.ts`);
+      }
+    }
     if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
 
     const cpu: number[][] = servers.map(() => []);
@@ -155,7 +204,7 @@ async function main(): Promise<number> {
         const result = await measure(servers[index]!, duration, connections);
         cpu[index]!.push(result.cpu);
         failed += result.failed;
-        line.push(`${servers[index]!.build.name} ${result.cpu.toFixed(1)}`);
+        line.push(`${servers[index]!.name} ${result.cpu.toFixed(1)}`);
         await sleep(PAUSE_BETWEEN_RUNS_MS);
       }
       console.log(`round ${String(round + 1).padStart(2)}/${rounds}  ${line.join('  ')}`);
@@ -164,11 +213,11 @@ async function main(): Promise<number> {
     const base = cpu[0]!;
     const rows = servers.map((server, index) => {
       const own = cpu[index]!;
-      if (index === 0) return [server.build.name, median(own).toFixed(1), '', ''];
+      if (index === 0 || server.dir === undefined) return [server.name, median(own).toFixed(1), '', ''];
       const differences = own.map((value, round) => value - base[round]!).filter(Number.isFinite);
       const lower = differences.filter((difference) => difference < 0).length;
       return [
-        server.build.name,
+        server.name,
         median(own).toFixed(1),
         `${median(differences) >= 0 ? '+' : ''}${median(differences).toFixed(1)}`,
         `${lower} of ${differences.length}`,
@@ -176,10 +225,11 @@ async function main(): Promise<number> {
     });
     console.log(
       `\n${renderTable(
-        ['build', 'CPU µs/req (median)', `paired vs ${servers[0]!.build.name} (median)`, 'rounds lower'],
+        ['build', 'CPU µs/req (median)', `paired vs ${servers[0]!.name} (median)`, 'rounds lower'],
         rows,
       )}`,
     );
+    if (peers) console.log(`\n${peerTable(servers, cpu)}`);
     if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
     if (json) {
       const path = writeResult('pair', startedAt, {
@@ -188,7 +238,8 @@ async function main(): Promise<number> {
         duration,
         connections,
         text,
-        cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.build.name, cpu[index]])),
+        peers,
+        cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.name, cpu[index]])),
         failed,
       });
       console.log(`\nwrote ${path}`);
@@ -198,6 +249,36 @@ async function main(): Promise<number> {
     await stopAllChildren();
     for (const workDir of workDirs) rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each build (and the floor) against raw node:http and the floor, ratio by ratio within a round:
+ * the median of the rounds' raw/it CPU, how many rounds reach the every-guard target, and the
+ * median of floor/it (1.00× = no cost beyond the work by hand).
+ */
+function peerTable(servers: readonly Started[], cpu: readonly (readonly number[])[]): string {
+  const raw = cpu[servers.findIndex((server) => server.name === 'raw')]!;
+  const floor = cpu[servers.findIndex((server) => server.name === 'floor')]!;
+  const ratios = (over: readonly number[], own: readonly number[]): number[] =>
+    own.map((value, round) => over[round]! / value).filter(Number.isFinite);
+  const rows = servers
+    .filter((server) => server.name !== 'raw')
+    .map((server) => {
+      const own = cpu[servers.indexOf(server)]!;
+      const vsRaw = ratios(raw, own);
+      const atTarget = vsRaw.filter((ratio) => ratio >= CPU_RATIO_TARGET).length;
+      return [
+        server.name,
+        `${median(vsRaw).toFixed(2)}×`,
+        `${Math.min(...vsRaw).toFixed(2)}–${Math.max(...vsRaw).toFixed(2)}×`,
+        `${atTarget} of ${vsRaw.length}`,
+        server.name === 'floor' ? '' : `${median(ratios(floor, own)).toFixed(2)}×`,
+      ];
+    });
+  return renderTable(
+    ['against the peers', 'raw/it CPU (median of rounds)', 'rounds', `rounds ≥ ${CPU_RATIO_TARGET}×`, 'floor/it CPU'],
+    rows,
+  );
 }
 
 runMain(main, installShutdown());

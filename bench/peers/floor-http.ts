@@ -9,7 +9,8 @@
  *    text part checked by hand;
  * 2. the bearer token hashed (SHA-256) and compared in constant time with the client's digest;
  * 3. a task made (three UUIDs, the task's time-ordered by Airlock's own `newTaskId`, an ISO
- *    timestamp, the history and one artifact) and kept in a `Map` capped at 1,000, the bench
+ *    timestamp made once a millisecond, the history and one artifact) and kept in a `Map`
+ *    capped at 1,000, the bench
  *    client's share in Airlock (`limits.maxTasksPerPrincipal`), the oldest dropped (found in a
  *    ring of ids);
  * 4. with `FLOOR_AUDIT=1` (the default): two audit rows (submitted, completed), each
@@ -17,6 +18,11 @@
  *    event-loop turn in one `writeSync` to a file;
  * 5. the reply encoded with `JSON.stringify`, held to the end of the turn (after the audit write)
  *    and sent with one `end()`, the turn's replies in a burst as Airlock sends them.
+ *
+ * Written as tightly as the project knows how (it is the reference Airlock is judged against):
+ * one-shot `crypto.hash` rather than a Hash object per digest, the rows' objects built as
+ * literals, the response head as a flat list. Those three took the floor from 0.45× to 0.49×
+ * of raw's CPU (paired, 12 rounds, 2026-12-06); a looser floor flatters Airlock.
  *
  * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
  * per turn, the replies after its commit (bench/peers/floor-sqlite.ts).
@@ -26,7 +32,7 @@
  * FLOOR_AUDIT_FILE (default: a file in the system's temporary directory, removed on exit),
  * FLOOR_STORE (`sqlite`), FLOOR_DATA (its directory; default a new temporary one).
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -68,10 +74,22 @@ function openStore(kind: string | undefined): FloorStore | undefined {
   throw new Error(`floor-http: FLOOR_STORE must be sqlite, not ${kind}`);
 }
 
+let lastMs = 0;
+let lastIso = '';
+/** The ISO time, made once a millisecond (requests of one turn mostly share it). */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
+}
+
 function auditRow(event: Record<string, unknown>): void {
   const fields = JSON.stringify(event);
   const body = `{"seq":${++seq},"prev":"${prev}",${fields.slice(1)}`;
-  prev = createHash('sha256').update(body).digest('hex');
+  prev = hash('sha256', body, 'hex');
   lines.push(`${body.slice(0, -1)},"hash":"${prev}"}`);
 }
 
@@ -104,7 +122,7 @@ function fail(res: ServerResponse, status: number, id: unknown, code: number, me
 function authorised(req: IncomingMessage): boolean {
   const header = req.headers.authorization;
   if (header === undefined || !header.startsWith('Bearer ')) return false;
-  return timingSafeEqual(createHash('sha256').update(header.slice(7)).digest(), digest);
+  return timingSafeEqual(hash('sha256', header.slice(7), 'buffer'), digest);
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -130,9 +148,20 @@ function answer(res: ServerResponse, text: string): void {
   }
   const id = newTaskId();
   const contextId = randomUUID();
-  const time = new Date().toISOString();
-  const event = { time, outcome: 'ok', client: 'bench', agent: 'echo', taskId: id, contextId };
-  if (audited) auditRow({ type: 'a2a.task.submitted', ...event, inputChars: part.text.length });
+  const time = isoNow();
+  const inputChars = part.text.length;
+  if (audited) {
+    auditRow({
+      type: 'a2a.task.submitted',
+      time,
+      outcome: 'ok',
+      client: 'bench',
+      agent: 'echo',
+      taskId: id,
+      contextId,
+      inputChars,
+    });
+  }
   const task = {
     kind: 'task',
     id,
@@ -148,13 +177,23 @@ function answer(res: ServerResponse, text: string): void {
     oldest = (oldest + 1) % MAX_TASKS;
   }
   if (audited) {
-    auditRow({ type: 'a2a.task.completed', ...event, inputChars: part.text.length, outputChars: part.text.length });
+    auditRow({
+      type: 'a2a.task.completed',
+      time,
+      outcome: 'ok',
+      client: 'bench',
+      agent: 'echo',
+      taskId: id,
+      contextId,
+      inputChars,
+      outputChars: inputChars,
+    });
   }
   if (durable !== undefined)
     pending.push({ id, owner: 'bench', statusMs: Date.parse(time), body: JSON.stringify(task) });
   const body = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: task });
   const reply = (): void => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, ['content-type', 'application/json', 'content-length', Buffer.byteLength(body)]);
     res.end(body);
   };
   held.push(reply);
