@@ -31,14 +31,20 @@ import { startChild, stopAllChildren, type ChildServer } from './lib/children.js
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
+import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET } from './lib/inbound-summary.js';
+import { peerReading, type RatioReading, type RoundFigures } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
   'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
-/** The every-guard target: raw/Airlock CPU at least this. */
-const CPU_RATIO_TARGET = 0.5;
+type Peer = 'raw' | 'floor' | 'sdk';
+const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
+  raw: 'bench/peers/raw-http.ts',
+  floor: 'bench/peers/floor-http.ts',
+  sdk: 'bench/peers/sdk-echo.ts',
+};
 const PAUSE_BETWEEN_RUNS_MS = 250;
 
 interface Build {
@@ -84,18 +90,21 @@ async function start(build: Build, token: string, body: string, workDir: string)
   };
 }
 
-/** raw node:http or the floor (with its audit file in `workDir`), as bench:inbound starts them. */
-async function startPeer(peer: 'raw' | 'floor', token: string, body: string, workDir: string): Promise<Started> {
+/** raw node:http, the floor (its audit file in `workDir`) or the SDK's server, as bench:inbound starts them. */
+async function startPeer(peer: Peer, token: string, body: string, workDir: string): Promise<Started> {
   const child = await startChild({
     name: peer,
-    script: `bench/peers/${peer}-http.ts`,
-    env: peer === 'floor' ? { BENCH_TOKEN: token, FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') } : {},
+    script: PEER_SCRIPTS[peer],
+    env:
+      peer === 'floor'
+        ? { BENCH_TOKEN: token, FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') }
+        : { BENCH_TOKEN: token },
   });
   return {
     name: peer,
     dir: undefined,
     child,
-    target: { url: `${child.baseUrl}/`, headers: requestHeaders(token), body },
+    target: { url: `${child.baseUrl}${peer === 'sdk' ? '/a2a/jsonrpc' : '/'}`, headers: requestHeaders(token), body },
   };
 }
 
@@ -104,7 +113,7 @@ async function measure(
   server: Started,
   duration: number,
   connections: number,
-): Promise<{ cpu: number; failed: number }> {
+): Promise<{ cpu: number; reqPerSec: number; failed: number }> {
   server.child.assertAlive();
   const before = cpuMicros(server.child.pid);
   const stats = await runLoad(server.target, { connections, pipelining: 1, duration });
@@ -113,7 +122,7 @@ async function measure(
     before === undefined || after === undefined || stats.requests === 0
       ? Number.NaN
       : (after - before) / stats.requests;
-  return { cpu, failed: stats.non2xx + stats.errors + stats.timeouts };
+  return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
 
 /** `--build NAME=DIR` (repeated), `--peers` and `--text KIND` taken out of `argv`; the rest are the common flags. */
@@ -183,17 +192,18 @@ async function main(): Promise<number> {
     if (peers) {
       const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
       workDirs.push(workDir);
-      for (const peer of ['raw', 'floor'] as const) {
+      for (const peer of ['raw', 'floor', 'sdk'] as const) {
         const server = await startPeer(peer, token, body, workDir);
         pinServer(server.child.pid, plan);
         await verifyReply(peer, server.target);
         servers.push(server);
-        console.log(`${peer.padEnd(12)} pid ${server.child.pid}  bench/peers/${peer}-http.ts`);
+        console.log(`${peer.padEnd(12)} pid ${server.child.pid}  ${PEER_SCRIPTS[peer]}`);
       }
     }
     if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
 
     const cpu: number[][] = servers.map(() => []);
+    const reqPerSec: number[][] = servers.map(() => []);
     let failed = 0;
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
@@ -203,6 +213,7 @@ async function main(): Promise<number> {
       )) {
         const result = await measure(servers[index]!, duration, connections);
         cpu[index]!.push(result.cpu);
+        reqPerSec[index]!.push(result.reqPerSec);
         failed += result.failed;
         line.push(`${servers[index]!.name} ${result.cpu.toFixed(1)}`);
         await sleep(PAUSE_BETWEEN_RUNS_MS);
@@ -229,7 +240,7 @@ async function main(): Promise<number> {
         rows,
       )}`,
     );
-    if (peers) console.log(`\n${peerTable(servers, cpu)}`);
+    if (peers) console.log(`\n${peerTable(servers, cpu, reqPerSec)}`);
     if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
     if (json) {
       const path = writeResult('pair', startedAt, {
@@ -240,6 +251,7 @@ async function main(): Promise<number> {
         text,
         peers,
         cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.name, cpu[index]])),
+        reqPerSec: Object.fromEntries(servers.map((server, index) => [server.name, reqPerSec[index]])),
         failed,
       });
       console.log(`\nwrote ${path}`);
@@ -252,31 +264,42 @@ async function main(): Promise<number> {
 }
 
 /**
- * Each build (and the floor) against raw node:http and the floor, ratio by ratio within a round:
- * the median of the rounds' raw/it CPU, how many rounds reach the every-guard target, and the
- * median of floor/it (1.00× = no cost beyond the work by hand).
+ * Each build and the floor against the peers (bench/lib/pair-peers.ts): raw/it CPU, floor/it CPU
+ * and its req/s over the SDK's, each the median of the rounds' ratios, with how many rounds reach
+ * the target.
  */
-function peerTable(servers: readonly Started[], cpu: readonly (readonly number[])[]): string {
-  const raw = cpu[servers.findIndex((server) => server.name === 'raw')]!;
-  const floor = cpu[servers.findIndex((server) => server.name === 'floor')]!;
-  const ratios = (over: readonly number[], own: readonly number[]): number[] =>
-    own.map((value, round) => over[round]! / value).filter(Number.isFinite);
+function peerTable(
+  servers: readonly Started[],
+  cpu: readonly (readonly number[])[],
+  reqPerSec: readonly (readonly number[])[],
+): string {
+  const figures = (index: number): RoundFigures => ({ cpu: cpu[index]!, reqPerSec: reqPerSec[index]! });
+  const of = (name: Peer): RoundFigures => figures(servers.findIndex((server) => server.name === name));
+  const peers = { raw: of('raw'), floor: of('floor'), sdk: of('sdk') };
+  const range = (values: readonly number[]): string =>
+    `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
+  const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
+  const reached = (ratio: RatioReading): string => `${ratio.atTarget} of ${ratio.rounds.length}`;
   const rows = servers
-    .filter((server) => server.name !== 'raw')
-    .map((server) => {
-      const own = cpu[servers.indexOf(server)]!;
-      const vsRaw = ratios(raw, own);
-      const atTarget = vsRaw.filter((ratio) => ratio >= CPU_RATIO_TARGET).length;
-      return [
-        server.name,
-        `${median(vsRaw).toFixed(2)}×`,
-        `${Math.min(...vsRaw).toFixed(2)}–${Math.max(...vsRaw).toFixed(2)}×`,
-        `${atTarget} of ${vsRaw.length}`,
-        server.name === 'floor' ? '' : `${median(ratios(floor, own)).toFixed(2)}×`,
-      ];
-    });
+    .map((server, index) => ({ server, reading: peerReading(figures(index), peers) }))
+    .filter(({ server }) => server.name !== 'raw' && server.name !== 'sdk')
+    .map(({ server, reading }) => [
+      server.name,
+      shown(reading.vsRaw),
+      reached(reading.vsRaw),
+      server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`,
+      shown(reading.overSdk),
+      reached(reading.overSdk),
+    ]);
   return renderTable(
-    ['against the peers', 'raw/it CPU (median of rounds)', 'rounds', `rounds ≥ ${CPU_RATIO_TARGET}×`, 'floor/it CPU'],
+    [
+      'against the peers',
+      'raw/it CPU (median of rounds)',
+      `rounds ≥ ${GUARDED_CPU_TARGET}×`,
+      'floor/it CPU',
+      'req/s over the SDK',
+      `rounds ≥ ${SDK_MULTIPLE_TARGET}×`,
+    ],
     rows,
   );
 }

@@ -1,0 +1,82 @@
+/**
+ * `bench:pair --peers`: each build's targets read round by round against raw node:http, the floor
+ * and the SDK, each ratio taken within one round (the loads seconds apart) so that the machine's
+ * drift between rounds cancels, then the median over the rounds and how many rounds reach the
+ * target (the same targets as bench:inbound's summary).
+ *
+ * @example
+ * ```ts
+ * const reading = peerReading({ cpu: [70, 68], reqPerSec: [14_000, 14_500] }, { raw: …, floor: …, sdk: … });
+ * reading.vsRaw.median; // raw's CPU over the build's, e.g. 0.36
+ * ```
+ */
+import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
+import { median } from './report.js';
+
+/** One server's figures, a value a round, in round order. */
+export interface RoundFigures {
+  /** Server CPU µs a request. */
+  cpu: readonly number[];
+  reqPerSec: readonly number[];
+}
+
+/** Ratios a round, their median, and how many rounds reach the target. */
+export interface RatioReading {
+  rounds: number[];
+  median: number;
+  atTarget: number;
+  target: number;
+}
+
+/** A build (or the floor) against the peers. */
+export interface PeerReading {
+  /** raw's CPU over its own: the every-guard CPU target (≥ 0.5×). */
+  vsRaw: RatioReading;
+  /** the floor's CPU over its own (1.00× = no cost beyond the work by hand). */
+  vsFloor: RatioReading;
+  /** its req/s over the SDK's: the SDK target (≥ 6×). */
+  overSdk: RatioReading;
+}
+
+/**
+ * `over[r] / under[r]` for each round where both are finite and `under[r]` is positive; a round
+ * with a missing or failed reading (NaN) is left out rather than counted as a miss.
+ *
+ * @example
+ * ```ts
+ * roundRatios([20, 30], [40, 50]); // [0.5, 0.6]
+ * ```
+ */
+export function roundRatios(over: readonly number[], under: readonly number[]): number[] {
+  const ratios: number[] = [];
+  const rounds = Math.min(over.length, under.length);
+  for (let round = 0; round < rounds; round++) {
+    const ratio = over[round]! / under[round]!;
+    if (Number.isFinite(ratio) && under[round]! > 0) ratios.push(ratio);
+  }
+  return ratios;
+}
+
+function reading(rounds: number[], target: number): RatioReading {
+  return { rounds, median: median(rounds), atTarget: rounds.filter((ratio) => ratio >= target).length, target };
+}
+
+/**
+ * A server's figures read against the peers', round by round.
+ *
+ * @example
+ * ```ts
+ * const { vsRaw, overSdk } = peerReading(build, peers);
+ * console.log(`${vsRaw.median.toFixed(2)}× raw's CPU, ${vsRaw.atTarget} of ${vsRaw.rounds.length} rounds at 0.5×`);
+ * ```
+ */
+export function peerReading(
+  own: RoundFigures,
+  peers: { raw: RoundFigures; floor: RoundFigures; sdk: RoundFigures },
+): PeerReading {
+  return {
+    vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), GUARDED_CPU_TARGET),
+    vsFloor: reading(roundRatios(peers.floor.cpu, own.cpu), 1),
+    overSdk: reading(roundRatios(own.reqPerSec, peers.sdk.reqPerSec), SDK_MULTIPLE_TARGET),
+  };
+}

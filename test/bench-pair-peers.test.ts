@@ -1,0 +1,57 @@
+/**
+ * `bench:pair --peers`: the targets read round by round against raw, the floor and the SDK. The
+ * point of the reading is that a slow round of the machine, which slows every server in it, moves
+ * no ratio; a median of separate medians would.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { peerReading, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
+
+/** Figures for `rounds` rounds, each round's machine `slowdown[r]` times slower (CPU up, req/s down). */
+function server(cpu: number, reqPerSec: number, slowdown: readonly number[]): RoundFigures {
+  return { cpu: slowdown.map((factor) => cpu * factor), reqPerSec: slowdown.map((factor) => reqPerSec / factor) };
+}
+
+describe('bench:pair --peers', () => {
+  it('takes each ratio within a round, so a slow round moves no ratio', () => {
+    // The third round ran at half speed for everyone: the ratios stay what they are.
+    const slowdown = [1, 1.1, 2, 1, 0.9];
+    const reading = peerReading(server(50, 20_000, slowdown), {
+      raw: server(25, 40_000, slowdown),
+      floor: server(45, 22_000, slowdown),
+      sdk: server(400, 3_000, slowdown),
+    });
+    for (const ratio of reading.vsRaw.rounds) assert.ok(Math.abs(ratio - 0.5) < 1e-9);
+    assert.ok(Math.abs(reading.vsRaw.median - 0.5) < 1e-9);
+    assert.equal(reading.vsRaw.atTarget, 5);
+    assert.ok(Math.abs(reading.vsFloor.median - 0.9) < 1e-9);
+    assert.ok(Math.abs(reading.overSdk.median - 20_000 / 3_000) < 1e-9);
+    assert.equal(reading.overSdk.atTarget, 5);
+  });
+
+  it('counts the rounds at each target, the SDK multiple in req/s', () => {
+    const reading = peerReading(
+      { cpu: [50, 60, 40], reqPerSec: [12_000, 17_000, 18_500] },
+      {
+        raw: { cpu: [25, 25, 25], reqPerSec: [40_000, 40_000, 40_000] },
+        floor: { cpu: [45, 45, 45], reqPerSec: [20_000, 20_000, 20_000] },
+        sdk: { cpu: [400, 400, 400], reqPerSec: [3_000, 3_000, 3_000] },
+      },
+    );
+    assert.deepEqual(reading.vsRaw.rounds, [0.5, 25 / 60, 0.625]);
+    assert.equal(reading.vsRaw.atTarget, 2);
+    assert.equal(reading.vsRaw.target, 0.5);
+    assert.equal(reading.vsRaw.median, 0.5);
+    assert.deepEqual(reading.overSdk.rounds, [4, 17_000 / 3_000, 18_500 / 3_000]);
+    assert.equal(reading.overSdk.atTarget, 1);
+    assert.equal(reading.overSdk.target, 6);
+  });
+
+  it('leaves out a round whose reading failed rather than counting it as a miss', () => {
+    assert.deepEqual(roundRatios([20, 20, 20], [40, Number.NaN, 50]), [0.5, 0.4]);
+    assert.deepEqual(roundRatios([20, Number.NaN], [40, 40]), [0.5]);
+    assert.deepEqual(roundRatios([20, 20], [0, 40]), [0.5]);
+    // Rounds beyond the shorter list are not invented.
+    assert.deepEqual(roundRatios([20, 20, 20], [40]), [0.5]);
+  });
+});
