@@ -12,14 +12,18 @@
  * starts them; the load runs here on the last core; CPU is the serving process's own (user +
  * system, every thread) per answered request.
  *
- * With `--peers`, raw node:http and the floor (bench/peers/, as `bench:inbound` runs them) join
- * the rotation, and each build is judged against them round by round: raw/build and floor/build
- * CPU within one round, seconds apart, so that a slow spell of the machine that takes one row of
- * a long run and spares another does not decide the every-guard target's verdict.
+ * With `--peers`, raw node:http, the floor and the SDK's server (bench/peers/, as `bench:inbound`
+ * runs them) join the rotation, and each build is judged against them round by round: raw/build
+ * and floor/build CPU, build/SDK req/s, within one round, seconds apart, so that a slow spell of
+ * the machine that takes one row of a long run and spares another does not decide a verdict.
+ *
+ * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
+ * SQLite store, `synchronous=FULL`), and the floor among the peers is the SQLite floor; the SDK
+ * is left out (its target is the every-guard row's).
  *
  * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers]
- *        [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50]
- *        [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
+ *        [--store memory|sqlite] [--rounds N=20] [--duration S=3] [--warmup S=2]
+ *        [--connections C=50] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,15 +35,17 @@ import { startChild, stopAllChildren, type ChildServer } from './lib/children.js
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
-import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET } from './lib/inbound-summary.js';
+import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET, SQLITE_CPU_TARGET } from './lib/inbound-summary.js';
 import { peerReading, type RatioReading, type RoundFigures } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
+  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
 type Peer = 'raw' | 'floor' | 'sdk';
+/** The row the builds run: the every-guard row (memory store, audit file) or the SQLite row. */
+type Store = 'memory' | 'sqlite';
 const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
   raw: 'bench/peers/raw-http.ts',
   floor: 'bench/peers/floor-http.ts',
@@ -71,13 +77,15 @@ function parseBuild(value: string): Build {
   return { name: value.slice(0, at), dir };
 }
 
-async function start(build: Build, token: string, body: string, workDir: string): Promise<Started> {
+async function start(build: Build, store: Store, token: string, body: string, workDir: string): Promise<Started> {
   const configPath = join(workDir, 'airlock.yaml');
-  writeFileSync(configPath, airlockConfig(true, workDir), { mode: 0o600 });
+  const guarded = store === 'memory';
+  writeFileSync(configPath, airlockConfig(guarded, workDir), { mode: 0o600 });
+  const data = guarded ? [] : ['--data', join(workDir, 'sqlite')];
   const child = await startChild({
     name: build.name,
     script: join(build.dir, 'dist', 'cli', 'main.js'),
-    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto'],
+    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
     env: { BENCH_TOKEN: token },
     startOnCore: 0,
     servingPid: () => readServePid(serveFiles(configPath)),
@@ -86,19 +94,27 @@ async function start(build: Build, token: string, body: string, workDir: string)
     name: build.name,
     dir: build.dir,
     child,
-    target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body },
+    target: {
+      url: `${child.baseUrl}/a2a/echo`,
+      headers: guarded ? guardedHeaders(token) : requestHeaders(token),
+      body,
+    },
   };
 }
 
-/** raw node:http, the floor (its audit file in `workDir`) or the SDK's server, as bench:inbound starts them. */
-async function startPeer(peer: Peer, token: string, body: string, workDir: string): Promise<Started> {
+/**
+ * raw node:http, the floor (its audit file in `workDir`; with the SQLite row, the SQLite floor
+ * and its table there) or the SDK's server, as bench:inbound starts them.
+ */
+async function startPeer(peer: Peer, store: Store, token: string, body: string, workDir: string): Promise<Started> {
+  const floor: Record<string, string> =
+    store === 'sqlite'
+      ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-sqlite') }
+      : { FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') };
   const child = await startChild({
     name: peer,
     script: PEER_SCRIPTS[peer],
-    env:
-      peer === 'floor'
-        ? { BENCH_TOKEN: token, FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') }
-        : { BENCH_TOKEN: token },
+    env: peer === 'floor' ? { BENCH_TOKEN: token, ...floor } : { BENCH_TOKEN: token },
   });
   return {
     name: peer,
@@ -125,10 +141,11 @@ async function measure(
   return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
 
-/** `--build NAME=DIR` (repeated), `--peers` and `--text KIND` taken out of `argv`; the rest are the common flags. */
+/** `--build NAME=DIR` (repeated), `--peers`, `--store` and `--text KIND` taken out of `argv`; the rest are the common flags. */
 function takeOwnFlags(argv: readonly string[]): {
   builds: Build[];
   peers: boolean;
+  store: Store;
   text: string | undefined;
   rest: string[];
 } {
@@ -136,20 +153,23 @@ function takeOwnFlags(argv: readonly string[]): {
   const builds: Build[] = [];
   let text: string | undefined;
   let peers = false;
+  let store: Store = 'memory';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--peers') {
       peers = true;
-    } else if (flag === '--build' || flag === '--text') {
+    } else if (flag === '--build' || flag === '--text' || flag === '--store') {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
       if (flag === '--build') builds.push(parseBuild(value));
-      else text = value;
+      else if (flag === '--text') text = value;
+      else if (value === 'memory' || value === 'sqlite') store = value;
+      else throw new Error(`--store must be memory or sqlite, not ${value}\n${USAGE}`);
     } else {
       rest.push(flag);
     }
   }
-  return { builds, peers, text, rest };
+  return { builds, peers, store, text, rest };
 }
 
 async function main(): Promise<number> {
@@ -159,7 +179,7 @@ async function main(): Promise<number> {
     { duration: 3, rounds: 20, connections: 50, warmup: 2 },
     USAGE,
   );
-  const { builds, peers } = own;
+  const { builds, peers, store } = own;
   if (builds.length < (peers ? 1 : 2)) throw new Error(`give at least two builds, or one with --peers\n${USAGE}`);
   if (new Set(builds.map((build) => build.name)).size !== builds.length) throw new Error('build names must differ');
   const text = parseTextKind(own.text ?? 'hello');
@@ -173,7 +193,10 @@ async function main(): Promise<number> {
       ? `pinned: servers on core ${plan.server}, load generator on core ${plan.generator}`
       : 'not pinned (one core, or no taskset): the load generator shares the server cores',
   );
-  console.log(`${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}\n`);
+  console.log(
+    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ` +
+      `${store === 'memory' ? 'the every-guard row' : 'the SQLite row'}\n`,
+  );
 
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend(messageText(text));
@@ -183,7 +206,7 @@ async function main(): Promise<number> {
     for (const build of builds) {
       const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
       workDirs.push(workDir);
-      const server = await start(build, token, body, workDir);
+      const server = await start(build, store, token, body, workDir);
       pinServer(server.child.pid, plan);
       await verifyReply(build.name, server.target);
       servers.push(server);
@@ -192,8 +215,8 @@ async function main(): Promise<number> {
     if (peers) {
       const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
       workDirs.push(workDir);
-      for (const peer of ['raw', 'floor', 'sdk'] as const) {
-        const server = await startPeer(peer, token, body, workDir);
+      for (const peer of store === 'memory' ? (['raw', 'floor', 'sdk'] as const) : (['raw', 'floor'] as const)) {
+        const server = await startPeer(peer, store, token, body, workDir);
         pinServer(server.child.pid, plan);
         await verifyReply(peer, server.target);
         servers.push(server);
@@ -240,7 +263,7 @@ async function main(): Promise<number> {
         rows,
       )}`,
     );
-    if (peers) console.log(`\n${peerTable(servers, cpu, reqPerSec)}`);
+    if (peers) console.log(`\n${peerTable(servers, cpu, reqPerSec, store)}`);
     if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
     if (json) {
       const path = writeResult('pair', startedAt, {
@@ -250,6 +273,7 @@ async function main(): Promise<number> {
         connections,
         text,
         peers,
+        store,
         cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.name, cpu[index]])),
         reqPerSec: Object.fromEntries(servers.map((server, index) => [server.name, reqPerSec[index]])),
         failed,
@@ -272,34 +296,32 @@ function peerTable(
   servers: readonly Started[],
   cpu: readonly (readonly number[])[],
   reqPerSec: readonly (readonly number[])[],
+  store: Store,
 ): string {
   const figures = (index: number): RoundFigures => ({ cpu: cpu[index]!, reqPerSec: reqPerSec[index]! });
-  const of = (name: Peer): RoundFigures => figures(servers.findIndex((server) => server.name === name));
-  const peers = { raw: of('raw'), floor: of('floor'), sdk: of('sdk') };
+  const of = (name: Peer): RoundFigures | undefined => {
+    const index = servers.findIndex((server) => server.name === name);
+    return index === -1 ? undefined : figures(index);
+  };
+  const peers = { raw: of('raw')!, floor: of('floor')!, sdk: of('sdk') };
+  const cpuTarget = store === 'memory' ? GUARDED_CPU_TARGET : SQLITE_CPU_TARGET;
   const range = (values: readonly number[]): string =>
     `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
   const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
   const reached = (ratio: RatioReading): string => `${ratio.atTarget} of ${ratio.rounds.length}`;
   const rows = servers
-    .map((server, index) => ({ server, reading: peerReading(figures(index), peers) }))
+    .map((server, index) => ({ server, reading: peerReading(figures(index), peers, cpuTarget) }))
     .filter(({ server }) => server.name !== 'raw' && server.name !== 'sdk')
     .map(({ server, reading }) => [
       server.name,
       shown(reading.vsRaw),
       reached(reading.vsRaw),
       server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`,
-      shown(reading.overSdk),
-      reached(reading.overSdk),
+      ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
     ]);
+  const sdkColumns = peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`];
   return renderTable(
-    [
-      'against the peers',
-      'raw/it CPU (median of rounds)',
-      `rounds ≥ ${GUARDED_CPU_TARGET}×`,
-      'floor/it CPU',
-      'req/s over the SDK',
-      `rounds ≥ ${SDK_MULTIPLE_TARGET}×`,
-    ],
+    ['against the peers', 'raw/it CPU (median of rounds)', `rounds ≥ ${cpuTarget}×`, 'floor/it CPU', ...sdkColumns],
     rows,
   );
 }

@@ -25,6 +25,7 @@ describe('bench:pair --peers', () => {
     assert.ok(Math.abs(reading.vsRaw.median - 0.5) < 1e-9);
     assert.equal(reading.vsRaw.atTarget, 5);
     assert.ok(Math.abs(reading.vsFloor.median - 0.9) < 1e-9);
+    assert.ok(reading.overSdk !== undefined);
     assert.ok(Math.abs(reading.overSdk.median - 20_000 / 3_000) < 1e-9);
     assert.equal(reading.overSdk.atTarget, 5);
   });
@@ -42,9 +43,22 @@ describe('bench:pair --peers', () => {
     assert.equal(reading.vsRaw.atTarget, 2);
     assert.equal(reading.vsRaw.target, 0.5);
     assert.equal(reading.vsRaw.median, 0.5);
+    assert.ok(reading.overSdk !== undefined);
     assert.deepEqual(reading.overSdk.rounds, [4, 17_000 / 3_000, 18_500 / 3_000]);
     assert.equal(reading.overSdk.atTarget, 1);
     assert.equal(reading.overSdk.target, 6);
+  });
+
+  it('reads the SQLite row against its own target, with no SDK column', () => {
+    const reading = peerReading(
+      { cpu: [80, 90], reqPerSec: [11_000, 10_000] },
+      { raw: { cpu: [25, 25], reqPerSec: [40_000, 40_000] }, floor: { cpu: [60, 60], reqPerSec: [14_000, 14_000] } },
+      0.3,
+    );
+    assert.deepEqual(reading.vsRaw.rounds, [25 / 80, 25 / 90]);
+    assert.equal(reading.vsRaw.target, 0.3);
+    assert.equal(reading.vsRaw.atTarget, 1);
+    assert.equal(reading.overSdk, undefined);
   });
 
   it('leaves out a round whose reading failed rather than counting it as a miss', () => {

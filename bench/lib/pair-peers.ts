@@ -30,12 +30,12 @@ export interface RatioReading {
 
 /** A build (or the floor) against the peers. */
 export interface PeerReading {
-  /** raw's CPU over its own: the every-guard CPU target (≥ 0.5×). */
+  /** raw's CPU over its own: the row's CPU target (every guard ≥ 0.5×, SQLite ≥ 0.3×). */
   vsRaw: RatioReading;
   /** the floor's CPU over its own (1.00× = no cost beyond the work by hand). */
   vsFloor: RatioReading;
-  /** its req/s over the SDK's: the SDK target (≥ 6×). */
-  overSdk: RatioReading;
+  /** its req/s over the SDK's: the SDK target (≥ 6×); undefined without the SDK among the peers. */
+  overSdk: RatioReading | undefined;
 }
 
 /**
@@ -62,7 +62,8 @@ function reading(rounds: number[], target: number): RatioReading {
 }
 
 /**
- * A server's figures read against the peers', round by round.
+ * A server's figures read against the peers', round by round; `cpuTarget` is the row's raw/it
+ * CPU target (the every-guard row's by default).
  *
  * @example
  * ```ts
@@ -72,11 +73,15 @@ function reading(rounds: number[], target: number): RatioReading {
  */
 export function peerReading(
   own: RoundFigures,
-  peers: { raw: RoundFigures; floor: RoundFigures; sdk: RoundFigures },
+  peers: { raw: RoundFigures; floor: RoundFigures; sdk?: RoundFigures | undefined },
+  cpuTarget: number = GUARDED_CPU_TARGET,
 ): PeerReading {
   return {
-    vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), GUARDED_CPU_TARGET),
+    vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), cpuTarget),
     vsFloor: reading(roundRatios(peers.floor.cpu, own.cpu), 1),
-    overSdk: reading(roundRatios(own.reqPerSec, peers.sdk.reqPerSec), SDK_MULTIPLE_TARGET),
+    overSdk:
+      peers.sdk === undefined
+        ? undefined
+        : reading(roundRatios(own.reqPerSec, peers.sdk.reqPerSec), SDK_MULTIPLE_TARGET),
   };
 }
