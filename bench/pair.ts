@@ -59,7 +59,7 @@ interface Build {
 }
 
 interface Started {
-  /** A build's name, or `raw` / `floor` for a peer. */
+  /** A build's name, or the peer's: `raw`, `floor` or `sdk`. */
   name: string;
   /** The build's directory; undefined for a peer. */
   dir: string | undefined;
