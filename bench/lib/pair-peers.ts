@@ -6,8 +6,10 @@
  *
  * @example
  * ```ts
- * const reading = peerReading({ cpu: [70, 68], reqPerSec: [14_000, 14_500] }, { raw: …, floor: …, sdk: … });
- * reading.vsRaw.median; // raw's CPU over the build's, e.g. 0.36
+ * const raw = { cpu: [25, 26], reqPerSec: [38_000, 37_000] };
+ * const floor = { cpu: [50, 52], reqPerSec: [18_000, 17_500] };
+ * const reading = peerReading({ cpu: [70, 68], reqPerSec: [14_000, 14_500] }, { raw, floor });
+ * reading.vsRaw.rounds; // [25 / 70, 26 / 68]: raw's CPU over the build's, round by round
  * ```
  */
 import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';

@@ -20,9 +20,10 @@
  *    and sent with one `end()`, the turn's replies in a burst as Airlock sends them.
  *
  * Written as tightly as the project knows how (it is the reference Airlock is judged against):
- * one-shot `crypto.hash` rather than a Hash object per digest, the rows' objects built as
- * literals, the response head as a flat list. Those three took the floor from 0.45× to 0.49×
- * of raw's CPU (paired, 12 rounds, 2026-12-06); a looser floor flatters Airlock.
+ * one-shot `crypto.hash` rather than a Hash object per digest, the ISO time made once a
+ * millisecond, the rows' objects built as literals, the response head as a flat list. The four
+ * took the floor from 0.45× to 0.49× of raw's CPU (paired, 12 rounds, 2026-12-06); a looser
+ * floor flatters Airlock.
  *
  * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
  * per turn, the replies after its commit (bench/peers/floor-sqlite.ts).
