@@ -19,10 +19,13 @@
  *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
  * SQLite store, `synchronous=FULL`), and the floor among the peers is the SQLite floor; the SDK
- * is left out (its target is the every-guard row's).
+ * is left out (its target is the every-guard row's). With `--store postgres` they run its
+ * PostgreSQL row (DATABASE_URL or the local `test` database, a schema of each build's own, dropped
+ * at the end); raw is the only peer (there is no PostgreSQL floor). The database's own CPU is not
+ * in the figure, as in bench:inbound, and its processes are not pinned.
  *
  * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers]
- *        [--store memory|sqlite] [--rounds N=20] [--duration S=3] [--warmup S=2]
+ *        [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2]
  *        [--connections C=50] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
  */
 import { randomBytes } from 'node:crypto';
@@ -30,22 +33,52 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { installShutdown, parseCommonFlags, printMachine, roundOrder, runMain, writeResult } from './lib/common.js';
+import {
+  BENCH_DATABASE_URL,
+  installShutdown,
+  parseCommonFlags,
+  printMachine,
+  roundOrder,
+  runMain,
+  writeResult,
+} from './lib/common.js';
 import { startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
-import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET, SQLITE_CPU_TARGET } from './lib/inbound-summary.js';
+import {
+  GUARDED_CPU_TARGET,
+  POSTGRES_CPU_TARGET,
+  SDK_MULTIPLE_TARGET,
+  SQLITE_CPU_TARGET,
+} from './lib/inbound-summary.js';
 import { peerReading, type RatioReading, type RoundFigures } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
+  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
 type Peer = 'raw' | 'floor' | 'sdk';
-/** The row the builds run: the every-guard row (memory store, audit file) or the SQLite row. */
-type Store = 'memory' | 'sqlite';
+/** The row the builds run: the every-guard row (memory store, audit file), the SQLite or the PostgreSQL row. */
+type Store = 'memory' | 'sqlite' | 'postgres';
+const STORES: readonly Store[] = ['memory', 'sqlite', 'postgres'];
+const ROW_NAMES: Readonly<Record<Store, string>> = {
+  memory: 'the every-guard row',
+  sqlite: 'the SQLite row',
+  postgres: 'the PostgreSQL row',
+};
+const CPU_TARGETS: Readonly<Record<Store, number>> = {
+  memory: GUARDED_CPU_TARGET,
+  sqlite: SQLITE_CPU_TARGET,
+  postgres: POSTGRES_CPU_TARGET,
+};
+/** The peers each row is read against: the SDK's target is the every-guard row's; PostgreSQL has no floor. */
+const ROW_PEERS: Readonly<Record<Store, readonly Peer[]>> = {
+  memory: ['raw', 'floor', 'sdk'],
+  sqlite: ['raw', 'floor'],
+  postgres: ['raw'],
+};
 const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
   raw: 'bench/peers/raw-http.ts',
   floor: 'bench/peers/floor-http.ts',
@@ -77,11 +110,24 @@ function parseBuild(value: string): Build {
   return { name: value.slice(0, at), dir };
 }
 
-async function start(build: Build, store: Store, token: string, body: string, workDir: string): Promise<Started> {
+/**
+ * A build on its row. `schema` is the build's own PostgreSQL schema (the PostgreSQL row only),
+ * so that no build reads another's tasks.
+ */
+async function start(
+  build: Build,
+  store: Store,
+  token: string,
+  body: string,
+  workDir: string,
+  schema: string,
+): Promise<Started> {
   const configPath = join(workDir, 'airlock.yaml');
   const guarded = store === 'memory';
-  writeFileSync(configPath, airlockConfig(guarded, workDir), { mode: 0o600 });
-  const data = guarded ? [] : ['--data', join(workDir, 'sqlite')];
+  const storeLines =
+    store === 'postgres' ? ['store:', '  type: postgres', `  url: '${BENCH_DATABASE_URL}'`, `  schema: ${schema}`] : [];
+  writeFileSync(configPath, airlockConfig(guarded, workDir, storeLines), { mode: 0o600 });
+  const data = store === 'sqlite' ? ['--data', join(workDir, 'sqlite')] : [];
   const child = await startChild({
     name: build.name,
     script: join(build.dir, 'dist', 'cli', 'main.js'),
@@ -163,8 +209,8 @@ function takeOwnFlags(argv: readonly string[]): {
       if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
       if (flag === '--build') builds.push(parseBuild(value));
       else if (flag === '--text') text = value;
-      else if (value === 'memory' || value === 'sqlite') store = value;
-      else throw new Error(`--store must be memory or sqlite, not ${value}\n${USAGE}`);
+      else if ((STORES as readonly string[]).includes(value)) store = value as Store;
+      else throw new Error(`--store must be memory, sqlite or postgres, not ${value}\n${USAGE}`);
     } else {
       rest.push(flag);
     }
@@ -194,19 +240,21 @@ async function main(): Promise<number> {
       : 'not pinned (one core, or no taskset): the load generator shares the server cores',
   );
   console.log(
-    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ` +
-      `${store === 'memory' ? 'the every-guard row' : 'the SQLite row'}\n`,
+    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ` + `${ROW_NAMES[store]}\n`,
   );
 
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend(messageText(text));
   const servers: Started[] = [];
   const workDirs: string[] = [];
+  const schemas: string[] = [];
   try {
     for (const build of builds) {
       const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
       workDirs.push(workDir);
-      const server = await start(build, store, token, body, workDir);
+      const schema = `airlock_pair_${randomBytes(4).toString('hex')}`;
+      if (store === 'postgres') schemas.push(schema);
+      const server = await start(build, store, token, body, workDir, schema);
       pinServer(server.child.pid, plan);
       await verifyReply(build.name, server.target);
       servers.push(server);
@@ -215,7 +263,7 @@ async function main(): Promise<number> {
     if (peers) {
       const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
       workDirs.push(workDir);
-      for (const peer of store === 'memory' ? (['raw', 'floor', 'sdk'] as const) : (['raw', 'floor'] as const)) {
+      for (const peer of ROW_PEERS[store]) {
         const server = await startPeer(peer, store, token, body, workDir);
         pinServer(server.child.pid, plan);
         await verifyReply(peer, server.target);
@@ -284,6 +332,21 @@ async function main(): Promise<number> {
   } finally {
     await stopAllChildren();
     for (const workDir of workDirs) rmSync(workDir, { recursive: true, force: true });
+    if (schemas.length > 0) await dropSchemas(schemas);
+  }
+}
+
+/** The builds' PostgreSQL schemas, dropped when the run ends (nothing to drop if never reached). */
+async function dropSchemas(schemas: readonly string[]): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } catch {
+    // The database was never reached, or went away: there is nothing of the run's to drop.
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
@@ -303,8 +366,8 @@ function peerTable(
     const index = servers.findIndex((server) => server.name === name);
     return index === -1 ? undefined : figures(index);
   };
-  const peers = { raw: of('raw')!, floor: of('floor')!, sdk: of('sdk') };
-  const cpuTarget = store === 'memory' ? GUARDED_CPU_TARGET : SQLITE_CPU_TARGET;
+  const peers = { raw: of('raw')!, floor: of('floor'), sdk: of('sdk') };
+  const cpuTarget = CPU_TARGETS[store];
   const range = (values: readonly number[]): string =>
     `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
   const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
@@ -316,12 +379,15 @@ function peerTable(
       server.name,
       shown(reading.vsRaw),
       reached(reading.vsRaw),
-      server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`,
+      ...(reading.vsFloor === undefined
+        ? []
+        : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
       ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
     ]);
+  const floorColumns = peers.floor === undefined ? [] : ['floor/it CPU'];
   const sdkColumns = peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`];
   return renderTable(
-    ['against the peers', 'raw/it CPU (median of rounds)', `rounds ≥ ${cpuTarget}×`, 'floor/it CPU', ...sdkColumns],
+    ['against the peers', 'raw/it CPU (median of rounds)', `rounds ≥ ${cpuTarget}×`, ...floorColumns, ...sdkColumns],
     rows,
   );
 }

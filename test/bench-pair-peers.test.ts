@@ -24,6 +24,7 @@ describe('bench:pair --peers', () => {
     for (const ratio of reading.vsRaw.rounds) assert.ok(Math.abs(ratio - 0.5) < 1e-9);
     assert.ok(Math.abs(reading.vsRaw.median - 0.5) < 1e-9);
     assert.equal(reading.vsRaw.atTarget, 5);
+    assert.ok(reading.vsFloor !== undefined);
     assert.ok(Math.abs(reading.vsFloor.median - 0.9) < 1e-9);
     assert.ok(reading.overSdk !== undefined);
     assert.ok(Math.abs(reading.overSdk.median - 20_000 / 3_000) < 1e-9);
@@ -58,6 +59,18 @@ describe('bench:pair --peers', () => {
     assert.deepEqual(reading.vsRaw.rounds, [25 / 80, 25 / 90]);
     assert.equal(reading.vsRaw.target, 0.3);
     assert.equal(reading.vsRaw.atTarget, 1);
+    assert.equal(reading.overSdk, undefined);
+  });
+
+  it('reads the PostgreSQL row with raw alone: no floor, no SDK', () => {
+    const reading = peerReading(
+      { cpu: [100, 75], reqPerSec: [6_000, 7_000] },
+      { raw: { cpu: [25, 25], reqPerSec: [40_000, 40_000] } },
+      0.3,
+    );
+    assert.deepEqual(reading.vsRaw.rounds, [0.25, 25 / 75]);
+    assert.equal(reading.vsRaw.atTarget, 1);
+    assert.equal(reading.vsFloor, undefined);
     assert.equal(reading.overSdk, undefined);
   });
 

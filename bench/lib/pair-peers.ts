@@ -1,6 +1,6 @@
 /**
  * `bench:pair --peers`: each build's targets read round by round against raw node:http, the floor
- * and the SDK, each ratio taken within one round (the loads seconds apart) so that the machine's
+ * and the SDK (whichever of the last two the row has), each ratio taken within one round (the loads seconds apart) so that the machine's
  * drift between rounds cancels, then the median over the rounds and how many rounds reach the
  * target (the same targets as bench:inbound's summary).
  *
@@ -34,8 +34,11 @@ export interface RatioReading {
 export interface PeerReading {
   /** raw's CPU over its own: the row's CPU target (every guard ≥ 0.5×, SQLite ≥ 0.3×). */
   vsRaw: RatioReading;
-  /** the floor's CPU over its own (1.00× = no cost beyond the work by hand). */
-  vsFloor: RatioReading;
+  /**
+   * the floor's CPU over its own (1.00× = no cost beyond the work by hand); undefined without a
+   * floor among the peers (the PostgreSQL row has none).
+   */
+  vsFloor: RatioReading | undefined;
   /** its req/s over the SDK's: the SDK target (≥ 6×); undefined without the SDK among the peers. */
   overSdk: RatioReading | undefined;
 }
@@ -75,12 +78,12 @@ function reading(rounds: number[], target: number): RatioReading {
  */
 export function peerReading(
   own: RoundFigures,
-  peers: { raw: RoundFigures; floor: RoundFigures; sdk?: RoundFigures | undefined },
+  peers: { raw: RoundFigures; floor?: RoundFigures | undefined; sdk?: RoundFigures | undefined },
   cpuTarget: number = GUARDED_CPU_TARGET,
 ): PeerReading {
   return {
     vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), cpuTarget),
-    vsFloor: reading(roundRatios(peers.floor.cpu, own.cpu), 1),
+    vsFloor: peers.floor === undefined ? undefined : reading(roundRatios(peers.floor.cpu, own.cpu), 1),
     overSdk:
       peers.sdk === undefined
         ? undefined
