@@ -43,7 +43,7 @@
  *
  * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
  *        [--rate R] [--writes] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k]
- * `--rate R`: only raw and the every-guard row, at a fixed offered rate (bench/lib/inbound-modes.ts).
+ * `--rate R`: only raw, the every-guard row and the floor, at a fixed offered rate (bench/lib/inbound-modes.ts).
  * `--writes`: only the SQLite and PostgreSQL rows, with statements, fsyncs and WAL per task.
  * `--json` also writes bench/results/inbound-<ISO time>.json.
  */
@@ -509,7 +509,9 @@ async function pinAll(servers: readonly BenchServer[]): Promise<void> {
 }
 
 async function fixedRateMode(token: string, dir: string, settings: Settings, rate: number): Promise<number> {
-  const servers = [await startRaw(token), await startAirlock(token, dir, true)];
+  // The floor too: what the work alone adds to raw's tail at this rate (its tasks and rows are
+  // as many as Airlock's, and so are its young-generation collections).
+  const servers = [await startRaw(token), await startAirlock(token, dir, true), await startFloor(token, dir)];
   await pinAll(servers);
   const { failures } = await runFixedRate(servers.map(toMode), { ...settings, rate });
   if (failures > 0) console.log(`\nWARNING: ${failures} failed requests: figures not comparable`);

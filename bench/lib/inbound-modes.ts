@@ -1,9 +1,9 @@
 /**
  * The two extra modes of bench/inbound.ts:
  *
- * - `--rate R`: raw node:http and Airlock (every guard, memory store, audit file) at a fixed
- *   offered rate, not at saturation: p50/p99 and the p99 Airlock adds over raw, medians over
- *   interleaved rounds; once with the open-loop pacer (bench/lib/paced.ts, latency from the
+ * - `--rate R`: raw node:http, Airlock (every guard, memory store, audit file) and the floor at a
+ *   fixed offered rate, not at saturation: p50/p99 and the p99 Airlock (and the floor: the work
+ *   alone) adds over raw, medians over interleaved rounds; once with the open-loop pacer (bench/lib/paced.ts, latency from the
  *   schedule and from the send) and once with autocannon's `overallRate` (bursty, from the send).
  * - `--writes`: the SQLite and PostgreSQL rows with what each task costs the store: server CPU,
  *   SQL statements, fsyncs, storage bytes; PostgreSQL commits, rows, WAL and backend CPU; and
@@ -56,7 +56,10 @@ interface RateRow {
   failures: number;
 }
 
-/** Runs raw and Airlock at `rate` req/s for `rounds` interleaved rounds; returns failures. */
+/**
+ * Runs raw, Airlock and (when given, third) the floor at `rate` req/s for `rounds` interleaved
+ * rounds; returns failures.
+ */
 export async function runFixedRate(
   servers: readonly ModeServer[],
   options: { rate: number; duration: number; rounds: number; warmup: number; connections: number },
@@ -108,7 +111,7 @@ export async function runFixedRate(
   console.log(
     `\nFixed offered rate ${options.rate} req/s, ${options.connections} connections, medians of ${options.rounds} rounds (ms):`,
   );
-  console.log('server                  | p50    | p99    | p50 send | p99 send | CPU µs/req | ac p50 | ac p99');
+  console.log('server                   | p50    | p99    | p50 send | p99 send | CPU µs/req | ac p50 | ac p99');
   const medians: Record<string, RateMedians> = {};
   for (const server of servers) {
     const list = rows[server.key] ?? [];
@@ -123,10 +126,10 @@ export async function runFixedRate(
     };
     medians[server.key] = m;
     console.log(
-      `${server.label.padEnd(23)} |${ms(m.p50)} |${ms(m.p99)} |${ms(m.p50s)}  |${ms(m.p99s)}  | ${m.cpu.toFixed(0).padStart(10)} |${ms(m.acP50)} |${ms(m.acP99)}`,
+      `${server.label.padEnd(24)} |${ms(m.p50)} |${ms(m.p99)} |${ms(m.p50s)}  |${ms(m.p99s)}  | ${m.cpu.toFixed(0).padStart(10)} |${ms(m.acP50)} |${ms(m.acP99)}`,
     );
   }
-  const [raw, airlock] = servers.map((server) => medians[server.key]!);
+  const [raw, airlock, floor] = servers.map((server) => medians[server.key]!);
   if (raw !== undefined && airlock !== undefined) {
     const added = airlock.p99 - raw.p99;
     console.log(
@@ -134,6 +137,11 @@ export async function runFixedRate(
         `(${(airlock.p99s - raw.p99s).toFixed(2)} ms from the send; autocannon overallRate ${(airlock.acP99 - raw.acP99).toFixed(2)} ms); ` +
         `target ≤ 2 ms: ${added <= 2 ? 'met' : 'NOT met'}`,
     );
+    if (floor !== undefined) {
+      console.log(
+        `added p99 (floor − raw): ${(floor.p99 - raw.p99).toFixed(2)} ms paced from the schedule: what the work alone adds`,
+      );
+    }
     console.log(
       'autocannon overallRate sends each connection its per-second quota back to back at the start of every second and times from the send: its p99 is that of a burst, not of a paced 1,000 req/s.',
     );
