@@ -14,7 +14,7 @@
  *
  * With `--peers`, raw node:http, the floor and the SDK's server (bench/peers/, as `bench:inbound`
  * runs them) join the rotation, and each build is judged against them round by round: raw/build
- * and floor/build CPU, build/SDK req/s, within one round, seconds apart, so that a slow spell of
+ * and floor/build CPU, build/raw and build/SDK req/s, within one round, seconds apart, so that a slow spell of
  * the machine that takes one row of a long run and spares another does not decide a verdict.
  *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
@@ -48,6 +48,7 @@ import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './li
 import { runLoad, verifyReply, type Target } from './lib/load.js';
 import {
   GUARDED_CPU_TARGET,
+  GUARDED_REQ_TARGET,
   POSTGRES_CPU_TARGET,
   SDK_MULTIPLE_TARGET,
   SQLITE_CPU_TARGET,
@@ -379,15 +380,25 @@ function peerTable(
       server.name,
       shown(reading.vsRaw),
       reached(reading.vsRaw),
+      ...(store === 'memory' ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw)] : []),
       ...(reading.vsFloor === undefined
         ? []
         : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
       ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
     ]);
+  // The req/s target is the every-guard row's only.
+  const reqColumns = store === 'memory' ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`] : [];
   const floorColumns = peers.floor === undefined ? [] : ['floor/it CPU'];
   const sdkColumns = peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`];
   return renderTable(
-    ['against the peers', 'raw/it CPU (median of rounds)', `rounds ≥ ${cpuTarget}×`, ...floorColumns, ...sdkColumns],
+    [
+      'against the peers',
+      'raw/it CPU (median of rounds)',
+      `rounds ≥ ${cpuTarget}×`,
+      ...reqColumns,
+      ...floorColumns,
+      ...sdkColumns,
+    ],
     rows,
   );
 }

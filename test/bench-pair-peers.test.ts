@@ -41,6 +41,9 @@ describe('bench:pair --peers', () => {
       },
     );
     assert.deepEqual(reading.vsRaw.rounds, [0.5, 25 / 60, 0.625]);
+    assert.deepEqual(reading.reqVsRaw.rounds, [0.3, 17_000 / 40_000, 18_500 / 40_000]);
+    assert.equal(reading.reqVsRaw.atTarget, 1);
+    assert.equal(reading.reqVsRaw.target, 0.45);
     assert.equal(reading.vsRaw.atTarget, 2);
     assert.equal(reading.vsRaw.target, 0.5);
     assert.equal(reading.vsRaw.median, 0.5);

@@ -1,7 +1,7 @@
 /**
  * `bench:pair --peers`: each build's targets read round by round against raw node:http, the floor
- * and the SDK (whichever of the last two the row has), each ratio taken within one round (the loads seconds apart) so that the machine's
- * drift between rounds cancels, then the median over the rounds and how many rounds reach the
+ * and the SDK (whichever of the last two the row has), each ratio taken within one round (the
+ * loads seconds apart) so that the machine's drift between rounds cancels, then the median over the rounds and how many rounds reach the
  * target (the same targets as bench:inbound's summary).
  *
  * @example
@@ -12,7 +12,7 @@
  * reading.vsRaw.rounds; // [25 / 70, 26 / 68]: raw's CPU over the build's, round by round
  * ```
  */
-import { GUARDED_CPU_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
+import { GUARDED_CPU_TARGET, GUARDED_REQ_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
 import { median } from './report.js';
 
 /** One server's figures, a value a round, in round order. */
@@ -34,6 +34,8 @@ export interface RatioReading {
 export interface PeerReading {
   /** raw's CPU over its own: the row's CPU target (every guard ≥ 0.5×, SQLite ≥ 0.3×). */
   vsRaw: RatioReading;
+  /** its req/s over raw's, the loads pinned as the CPU's: the every-guard row's req/s target (≥ 0.45×). */
+  reqVsRaw: RatioReading;
   /**
    * the floor's CPU over its own (1.00× = no cost beyond the work by hand); undefined without a
    * floor among the peers (the PostgreSQL row has none).
@@ -83,6 +85,7 @@ export function peerReading(
 ): PeerReading {
   return {
     vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), cpuTarget),
+    reqVsRaw: reading(roundRatios(own.reqPerSec, peers.raw.reqPerSec), GUARDED_REQ_TARGET),
     vsFloor: peers.floor === undefined ? undefined : reading(roundRatios(peers.floor.cpu, own.cpu), 1),
     overSdk:
       peers.sdk === undefined
