@@ -14,8 +14,9 @@
  *
  * With `--peers`, raw node:http, the floor and the SDK's server (bench/peers/, as `bench:inbound`
  * runs them) join the rotation, and each build is judged against them round by round: raw/build
- * and floor/build CPU, build/raw and build/SDK req/s, within one round, seconds apart, so that a slow spell of
- * the machine that takes one row of a long run and spares another does not decide a verdict.
+ * and floor/build CPU, build/raw and build/SDK req/s, within one round, seconds apart, so that a
+ * slow spell of the machine that takes one row of a long run and spares another does not decide a
+ * verdict.
  *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
  * SQLite store, `synchronous=FULL`), and the floor among the peers is the SQLite floor; the SDK
@@ -46,14 +47,8 @@ import { startChild, stopAllChildren, type ChildServer } from './lib/children.js
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
-import {
-  GUARDED_CPU_TARGET,
-  GUARDED_REQ_TARGET,
-  POSTGRES_CPU_TARGET,
-  SDK_MULTIPLE_TARGET,
-  SQLITE_CPU_TARGET,
-} from './lib/inbound-summary.js';
-import { peerReading, type RatioReading, type RoundFigures } from './lib/pair-peers.js';
+import { GUARDED_CPU_TARGET, POSTGRES_CPU_TARGET, SQLITE_CPU_TARGET } from './lib/inbound-summary.js';
+import { renderPeerTable } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
@@ -61,7 +56,7 @@ import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 const USAGE =
   'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
 type Peer = 'raw' | 'floor' | 'sdk';
-/** The row the builds run: the every-guard row (memory store, audit file), the SQLite or the PostgreSQL row. */
+/** The row the builds run: every guard (memory store, audit file), the SQLite or the PostgreSQL row. */
 type Store = 'memory' | 'sqlite' | 'postgres';
 const STORES: readonly Store[] = ['memory', 'sqlite', 'postgres'];
 const ROW_NAMES: Readonly<Record<Store, string>> = {
@@ -241,7 +236,7 @@ async function main(): Promise<number> {
       : 'not pinned (one core, or no taskset): the load generator shares the server cores',
   );
   console.log(
-    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ` + `${ROW_NAMES[store]}\n`,
+    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ${ROW_NAMES[store]}\n`,
   );
 
   const token = `tok-${randomBytes(16).toString('hex')}`;
@@ -312,7 +307,13 @@ async function main(): Promise<number> {
         rows,
       )}`,
     );
-    if (peers) console.log(`\n${peerTable(servers, cpu, reqPerSec, store)}`);
+    if (peers) {
+      const figures = servers.map((server, index) => ({
+        name: server.name,
+        figures: { cpu: cpu[index]!, reqPerSec: reqPerSec[index]! },
+      }));
+      console.log(`\n${renderPeerTable(figures, CPU_TARGETS[store], store === 'memory')}`);
+    }
     if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
     if (json) {
       const path = writeResult('pair', startedAt, {
@@ -349,58 +350,6 @@ async function dropSchemas(schemas: readonly string[]): Promise<void> {
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-/**
- * Each build and the floor against the peers (bench/lib/pair-peers.ts): raw/it CPU, floor/it CPU
- * and its req/s over the SDK's, each the median of the rounds' ratios, with how many rounds reach
- * the target.
- */
-function peerTable(
-  servers: readonly Started[],
-  cpu: readonly (readonly number[])[],
-  reqPerSec: readonly (readonly number[])[],
-  store: Store,
-): string {
-  const figures = (index: number): RoundFigures => ({ cpu: cpu[index]!, reqPerSec: reqPerSec[index]! });
-  const of = (name: Peer): RoundFigures | undefined => {
-    const index = servers.findIndex((server) => server.name === name);
-    return index === -1 ? undefined : figures(index);
-  };
-  const peers = { raw: of('raw')!, floor: of('floor'), sdk: of('sdk') };
-  const cpuTarget = CPU_TARGETS[store];
-  const range = (values: readonly number[]): string =>
-    `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
-  const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
-  const reached = (ratio: RatioReading): string => `${ratio.atTarget} of ${ratio.rounds.length}`;
-  const rows = servers
-    .map((server, index) => ({ server, reading: peerReading(figures(index), peers, cpuTarget) }))
-    .filter(({ server }) => server.name !== 'raw' && server.name !== 'sdk')
-    .map(({ server, reading }) => [
-      server.name,
-      shown(reading.vsRaw),
-      reached(reading.vsRaw),
-      ...(store === 'memory' ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw)] : []),
-      ...(reading.vsFloor === undefined
-        ? []
-        : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
-      ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
-    ]);
-  // The req/s target is the every-guard row's only.
-  const reqColumns = store === 'memory' ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`] : [];
-  const floorColumns = peers.floor === undefined ? [] : ['floor/it CPU'];
-  const sdkColumns = peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`];
-  return renderTable(
-    [
-      'against the peers',
-      'raw/it CPU (median of rounds)',
-      `rounds ≥ ${cpuTarget}×`,
-      ...reqColumns,
-      ...floorColumns,
-      ...sdkColumns,
-    ],
-    rows,
-  );
 }
 
 runMain(main, installShutdown());

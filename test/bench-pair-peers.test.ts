@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { peerReading, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
+import { peerReading, renderPeerTable, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
 
 /** Figures for `rounds` rounds, each round's machine `slowdown[r]` times slower (CPU up, req/s down). */
 function server(cpu: number, reqPerSec: number, slowdown: readonly number[]): RoundFigures {
@@ -75,6 +75,30 @@ describe('bench:pair --peers', () => {
     assert.equal(reading.vsRaw.atTarget, 1);
     assert.equal(reading.vsFloor, undefined);
     assert.equal(reading.overSdk, undefined);
+  });
+
+  it('prints the columns the row has: every target for the every-guard row, raw alone for PostgreSQL', () => {
+    const raw = { name: 'raw', figures: { cpu: [25, 25], reqPerSec: [40_000, 40_000] } };
+    const head = { name: 'head', figures: { cpu: [50, 100], reqPerSec: [20_000, 10_000] } };
+    const floor = { name: 'floor', figures: { cpu: [40, 40], reqPerSec: [25_000, 25_000] } };
+    const sdk = { name: 'sdk', figures: { cpu: [300, 300], reqPerSec: [3_000, 3_000] } };
+    const guarded = renderPeerTable([head, raw, floor, sdk], 0.5, true).split('\n');
+    assert.match(
+      guarded[0]!,
+      /raw\/it CPU .*rounds ≥ 0\.5× .*it\/raw req\/s .*rounds ≥ 0\.45× .*floor\/it CPU .*req\/s over the SDK/,
+    );
+    // head: CPU ratios 0.5 and 0.25 (median 0.375), req/s ratios 0.5 and 0.25, one round at each target.
+    const headLine = guarded.find((line) => line.startsWith('head'))!;
+    assert.match(headLine, /0\.38× \(0\.25–0\.50×\)\s+1 of 2\s+0\.38× \(0\.25–0\.50×\)\s+1 of 2/);
+    assert.ok(guarded.some((line) => line.startsWith('floor')));
+    assert.ok(!guarded.some((line) => /^(raw|sdk)\b/.test(line)), 'the peers are not judged against themselves');
+    const postgres = renderPeerTable([head, raw], 0.3, false).split('\n');
+    assert.doesNotMatch(postgres[0]!, /req\/s|floor|SDK/);
+    assert.match(
+      postgres.find((line) => line.startsWith('head'))!,
+      /0\.38× \(0\.25–0\.50×\)\s+1 of 2\s*$/,
+    );
+    assert.throws(() => renderPeerTable([head], 0.3, false), /raw is not among/);
   });
 
   it('leaves out a round whose reading failed rather than counting it as a miss', () => {

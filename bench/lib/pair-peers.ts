@@ -13,7 +13,7 @@
  * ```
  */
 import { GUARDED_CPU_TARGET, GUARDED_REQ_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
-import { median } from './report.js';
+import { median, renderTable } from './report.js';
 
 /** One server's figures, a value a round, in round order. */
 export interface RoundFigures {
@@ -92,4 +92,57 @@ export function peerReading(
         ? undefined
         : reading(roundRatios(own.reqPerSec, peers.sdk.reqPerSec), SDK_MULTIPLE_TARGET),
   };
+}
+
+/** One server's name (`raw`, `floor` and `sdk` are the peers) and its figures. */
+export interface NamedFigures {
+  name: string;
+  figures: RoundFigures;
+}
+
+/**
+ * The peers table: each build and the floor against raw (CPU; with `readsReqTarget`, the
+ * every-guard row's, req/s too), the floor and the SDK, whichever of the last two ran, each the
+ * median of the rounds' ratios with how many rounds reach the target.
+ *
+ * @example
+ * ```ts
+ * console.log(renderPeerTable([{ name: 'head', figures: head }, { name: 'raw', figures: raw }], 0.3, false));
+ * ```
+ */
+export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: number, readsReqTarget: boolean): string {
+  const of = (name: string): RoundFigures | undefined => servers.find((server) => server.name === name)?.figures;
+  const raw = of('raw');
+  if (raw === undefined) throw new Error('renderPeerTable: raw is not among the servers');
+  const peers = { raw, floor: of('floor'), sdk: of('sdk') };
+  const range = (values: readonly number[]): string =>
+    `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
+  const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
+  const reached = (ratio: RatioReading): string => `${ratio.atTarget} of ${ratio.rounds.length}`;
+  const rows = servers
+    .filter((server) => server.name !== 'raw' && server.name !== 'sdk')
+    .map((server) => {
+      const reading = peerReading(server.figures, peers, cpuTarget);
+      return [
+        server.name,
+        shown(reading.vsRaw),
+        reached(reading.vsRaw),
+        ...(readsReqTarget ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw)] : []),
+        ...(reading.vsFloor === undefined
+          ? []
+          : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
+        ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
+      ];
+    });
+  return renderTable(
+    [
+      'against the peers',
+      'raw/it CPU (median of rounds)',
+      `rounds ≥ ${cpuTarget}×`,
+      ...(readsReqTarget ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`] : []),
+      ...(peers.floor === undefined ? [] : ['floor/it CPU']),
+      ...(peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`]),
+    ],
+    rows,
+  );
 }
