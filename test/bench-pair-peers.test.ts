@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { peerReading, renderPeerTable, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
+import { flatness, peerReading, renderPeerTable, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
 
 /** Figures for `rounds` rounds, each round's machine `slowdown[r]` times slower (CPU up, req/s down). */
 function server(cpu: number, reqPerSec: number, slowdown: readonly number[]): RoundFigures {
@@ -99,6 +99,26 @@ describe('bench:pair --peers', () => {
       /0\.38× \(0\.25–0\.50×\)\s+1 of 2\s*$/,
     );
     assert.throws(() => renderPeerTable([head], 0.3, false), /raw is not among/);
+  });
+
+  it('reads flatness against raw: a machine slowing down moves nothing, a build slowing down does', () => {
+    // Ten rounds; the machine halves its speed over the run, for every server alike.
+    const drift = Array.from({ length: 10 }, (_, round) => 1 + round / 9);
+    const steady = peerReading(server(50, 20_000, drift), { raw: server(25, 40_000, drift) });
+    assert.equal(steady.flat.rounds, 2);
+    assert.ok(Math.abs(steady.flat.ratio - 1) < 1e-9);
+    // The build alone loses a fifth of its throughput in its last rounds (a store that slows as it fills).
+    const build = server(50, 20_000, drift);
+    const slowing = {
+      cpu: build.cpu,
+      reqPerSec: build.reqPerSec.map((value, round) => (round >= 8 ? value * 0.8 : value)),
+    };
+    const reading = peerReading(slowing, { raw: server(25, 40_000, drift) });
+    assert.ok(Math.abs(reading.flat.ratio - 0.8) < 1e-9);
+    assert.ok(reading.flat.ratio < reading.flat.target);
+    // A short run compares one round at each end; the middle of a long one is not read.
+    assert.deepEqual(flatness([0.4, 0.3]), { rounds: 1, first: 0.4, last: 0.3, ratio: 0.3 / 0.4, target: 0.9 });
+    assert.equal(flatness([0.4, 0.4, 0.4, 0.4, 0.4, 0.1, 0.4, 0.4, 0.4, 0.4]).ratio, 1);
   });
 
   it('leaves out a round whose reading failed rather than counting it as a miss', () => {

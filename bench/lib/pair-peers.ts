@@ -12,7 +12,7 @@
  * reading.vsRaw.rounds; // [25 / 70, 26 / 68]: raw's CPU over the build's, round by round
  * ```
  */
-import { GUARDED_CPU_TARGET, GUARDED_REQ_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
+import { FLAT_TARGET, GUARDED_CPU_TARGET, GUARDED_REQ_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
 import { median, renderTable } from './report.js';
 
 /** One server's figures, a value a round, in round order. */
@@ -43,6 +43,38 @@ export interface PeerReading {
   vsFloor: RatioReading | undefined;
   /** its req/s over the SDK's: the SDK target (≥ 6×); undefined without the SDK among the peers. */
   overSdk: RatioReading | undefined;
+  /** Whether its throughput holds over the run, read against raw's: see {@link flatness}. */
+  flat: Flatness;
+}
+
+/** The flatness target read against raw: the late rounds' req/s over raw's, against the early rounds'. */
+export interface Flatness {
+  /** Rounds at each end (a fifth of the run, at least one). */
+  rounds: number;
+  /** The median of the first rounds' it/raw req/s, and of the last rounds'. */
+  first: number;
+  last: number;
+  /** `last / first` (target ≥ 0.9×: throughput flat across rounds past the store's cap). */
+  ratio: number;
+  target: number;
+}
+
+/**
+ * The flatness target (last round ≥ 0.9× the first) read so that the machine's drift cancels: each
+ * round's req/s over raw's in the same round, the median of the last fifth of the rounds over the
+ * median of the first fifth. One first round and one last round, as `bench:inbound` compares them,
+ * swing with whichever round caught a slow spell.
+ *
+ * @example
+ * ```ts
+ * flatness([0.40, 0.41, 0.39, 0.40, 0.38]).ratio; // 0.38 / 0.40 = 0.95
+ * ```
+ */
+export function flatness(reqVsRaw: readonly number[]): Flatness {
+  const rounds = Math.max(1, Math.floor(reqVsRaw.length / 5));
+  const first = median(reqVsRaw.slice(0, rounds));
+  const last = median(reqVsRaw.slice(-rounds));
+  return { rounds, first, last, ratio: last / first, target: FLAT_TARGET };
 }
 
 /**
@@ -83,9 +115,11 @@ export function peerReading(
   peers: { raw: RoundFigures; floor?: RoundFigures | undefined; sdk?: RoundFigures | undefined },
   cpuTarget: number = GUARDED_CPU_TARGET,
 ): PeerReading {
+  const reqVsRaw = roundRatios(own.reqPerSec, peers.raw.reqPerSec);
   return {
     vsRaw: reading(roundRatios(peers.raw.cpu, own.cpu), cpuTarget),
-    reqVsRaw: reading(roundRatios(own.reqPerSec, peers.raw.reqPerSec), GUARDED_REQ_TARGET),
+    reqVsRaw: reading(reqVsRaw, GUARDED_REQ_TARGET),
+    flat: flatness(reqVsRaw),
     vsFloor: peers.floor === undefined ? undefined : reading(roundRatios(peers.floor.cpu, own.cpu), 1),
     overSdk:
       peers.sdk === undefined
@@ -127,7 +161,9 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
         server.name,
         shown(reading.vsRaw),
         reached(reading.vsRaw),
-        ...(readsReqTarget ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw)] : []),
+        ...(readsReqTarget
+          ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw), `${reading.flat.ratio.toFixed(2)}×`]
+          : []),
         ...(reading.vsFloor === undefined
           ? []
           : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
@@ -139,7 +175,9 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
       'against the peers',
       'raw/it CPU (median of rounds)',
       `rounds ≥ ${cpuTarget}×`,
-      ...(readsReqTarget ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`] : []),
+      ...(readsReqTarget
+        ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`, `last/first fifth (≥ ${FLAT_TARGET}×)`]
+        : []),
       ...(peers.floor === undefined ? [] : ['floor/it CPU']),
       ...(peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`]),
     ],
