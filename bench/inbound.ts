@@ -43,7 +43,8 @@
  *
  * Usage: npm run bench:inbound -- [--duration S] [--rounds N] [--connections C] [--warmup S] [--json]
  *        [--rate R] [--writes] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k]
- * `--rate R`: only raw, the every-guard row and the floor, at a fixed offered rate (bench/lib/inbound-modes.ts).
+ * `--rate R`: only raw, the every-guard row and the floor, at a fixed offered rate
+ *   (bench/lib/inbound-modes.ts).
  * `--writes`: only the SQLite and PostgreSQL rows, with statements, fsyncs and WAL per task.
  * `--json` also writes bench/results/inbound-<ISO time>.json.
  */
@@ -52,7 +53,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_DATABASE_URL, parseCommonFlags } from './lib/common.js';
+import { BENCH_DATABASE_URL, dropBenchSchemas, parseCommonFlags, postgresStoreLines } from './lib/common.js';
 import { killAllChildrenNow, REPO_ROOT, startChild, stopAllChildren, type ChildServer } from './lib/children.js';
 import { runLoad, verifyReply, type LoadOptions, type Target } from './lib/load.js';
 import { formatInt, formatMs } from './lib/report.js';
@@ -228,7 +229,12 @@ async function startRaw(token: string): Promise<BenchServer> {
  * The floor: the every-guard row's work by hand (audit rows, tasks in a Map), or with `sqlite` the
  * SQLite row's (no audit; a table with a per-principal share and an age index, `synchronous=FULL`).
  */
-async function startFloor(token: string, workDir: string, store?: 'sqlite'): Promise<BenchServer> {
+async function startFloor(
+  token: string,
+  workDir: string,
+  store?: 'sqlite',
+  nodeFlags: readonly string[] = [],
+): Promise<BenchServer> {
   const env: Record<string, string> =
     store === 'sqlite'
       ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-sqlite') }
@@ -237,6 +243,7 @@ async function startFloor(token: string, workDir: string, store?: 'sqlite'): Pro
     name: store === 'sqlite' ? 'floor-sqlite' : 'floor',
     script: 'bench/peers/floor-http.ts',
     env: { BENCH_TOKEN: token, ...env },
+    nodeFlags,
   });
   const target = { url: `${child.baseUrl}/`, headers: requestHeaders(token), body: messageSendBody };
   return store === 'sqlite'
@@ -261,10 +268,7 @@ async function startDurable(
   extra: { env?: Record<string, string>; url?: string } = {},
 ): Promise<BenchServer> {
   const configPath = join(workDir, `airlock-${kind}.yaml`);
-  const store =
-    kind === 'postgres'
-      ? ['store:', '  type: postgres', `  url: '${extra.url ?? BENCH_DATABASE_URL}'`, `  schema: ${benchSchema}`]
-      : [];
+  const store = kind === 'postgres' ? postgresStoreLines(benchSchema, extra.url) : [];
   writeFileSync(configPath, airlockConfig(false, workDir, store), { mode: 0o600 });
   const args = ['serve', '--config', configPath, '--log-level', 'silent', '--gc', airlockGc];
   if (kind === 'sqlite') args.push('--data', join(workDir, 'sqlite'));
@@ -283,19 +287,6 @@ async function startDurable(
 
 /** The PostgreSQL schema of this run, dropped when it ends. */
 const benchSchema = `airlock_bench_${randomBytes(4).toString('hex')}`;
-
-async function dropBenchSchema(): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${benchSchema} CASCADE`);
-  } catch {
-    // Nothing to drop when PostgreSQL was never reached.
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /** Started one after the other so that start-up work never overlaps; each reply is checked. */
 async function startServers(token: string, workDir: string, settings: Settings): Promise<BenchServer[]> {
@@ -441,7 +432,7 @@ function removeWorkDir(): void {
 async function shutdown(): Promise<void> {
   await stopAllChildren();
   removeWorkDir();
-  await dropBenchSchema();
+  await dropBenchSchemas([benchSchema]);
 }
 
 function onSignal(signal: NodeJS.Signals, exitCode: number): void {
@@ -509,9 +500,11 @@ async function pinAll(servers: readonly BenchServer[]): Promise<void> {
 }
 
 async function fixedRateMode(token: string, dir: string, settings: Settings, rate: number): Promise<number> {
-  // The floor too: what the work alone adds to raw's tail at this rate (its tasks and rows are
-  // as many as Airlock's, and so are its young-generation collections).
-  const servers = [await startRaw(token), await startAirlock(token, dir, true), await startFloor(token, dir)];
+  // The floor too: what the work alone adds to raw's tail at this rate (its tasks and rows are as
+  // many as Airlock's, and so are its young-generation collections), with the collector Airlock's
+  // `serve --gc auto` picks on the servers' one core, so that the two tails are the same kind.
+  const floor = await startFloor(token, dir, undefined, ['--single-threaded-gc']);
+  const servers = [await startRaw(token), await startAirlock(token, dir, true), floor];
   await pinAll(servers);
   const { failures } = await runFixedRate(servers.map(toMode), { ...settings, rate });
   if (failures > 0) console.log(`\nWARNING: ${failures} failed requests: figures not comparable`);

@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startChild, type ChildServer } from './lib/children.js';
 import {
-  BENCH_DATABASE_URL,
+  dropBenchSchemas,
+  postgresStoreLines,
   ECHO_AGENT_AND_CLIENT,
   installShutdown,
   parseCommonFlags,
@@ -75,13 +76,7 @@ function storeLines(kind: StoreKind, workDir: string): string[] {
     case 'sqlite':
       return ['store:', '  type: sqlite', `  path: '${join(workDir, 'list.db')}'`, `  maxTasks: ${TASKS}`];
     case 'postgres':
-      return [
-        'store:',
-        '  type: postgres',
-        `  url: '${BENCH_DATABASE_URL}'`,
-        `  schema: ${benchSchema}`,
-        `  maxTasks: ${TASKS}`,
-      ];
+      return [...postgresStoreLines(benchSchema), `  maxTasks: ${TASKS}`];
   }
 }
 
@@ -288,21 +283,8 @@ async function main(): Promise<number> {
 
 let workDir: string | undefined;
 
-async function dropBenchSchema(): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${benchSchema} CASCADE`);
-  } catch {
-    // Nothing to drop when PostgreSQL was never reached.
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 const shutdown = installShutdown(async () => {
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-  await dropBenchSchema();
+  await dropBenchSchemas([benchSchema]);
 });
 runMain(main, shutdown);

@@ -35,15 +35,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BENCH_DATABASE_URL,
+  dropBenchSchemas,
   installShutdown,
   parseCommonFlags,
+  postgresStoreLines,
   printMachine,
   roundOrder,
   runMain,
   writeResult,
 } from './lib/common.js';
-import { startChild, stopAllChildren, type ChildServer } from './lib/children.js';
+import { startChild, type ChildServer } from './lib/children.js';
 import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
@@ -81,6 +82,11 @@ const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
   sdk: 'bench/peers/sdk-echo.ts',
 };
 const PAUSE_BETWEEN_RUNS_MS = 250;
+
+/** What a run leaves, removed however it ends (its end, an error, Ctrl-C): see {@link installShutdown}. */
+const workDirs: string[] = [];
+/** The builds' PostgreSQL schemas (`--store postgres`). */
+const schemas: string[] = [];
 
 interface Build {
   name: string;
@@ -120,8 +126,7 @@ async function start(
 ): Promise<Started> {
   const configPath = join(workDir, 'airlock.yaml');
   const guarded = store === 'memory';
-  const storeLines =
-    store === 'postgres' ? ['store:', '  type: postgres', `  url: '${BENCH_DATABASE_URL}'`, `  schema: ${schema}`] : [];
+  const storeLines = store === 'postgres' ? postgresStoreLines(schema) : [];
   writeFileSync(configPath, airlockConfig(guarded, workDir, storeLines), { mode: 0o600 });
   const data = store === 'sqlite' ? ['--data', join(workDir, 'sqlite')] : [];
   const child = await startChild({
@@ -242,114 +247,96 @@ async function main(): Promise<number> {
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend(messageText(text));
   const servers: Started[] = [];
-  const workDirs: string[] = [];
-  const schemas: string[] = [];
-  try {
-    for (const build of builds) {
-      const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
-      workDirs.push(workDir);
-      const schema = `airlock_pair_${randomBytes(4).toString('hex')}`;
-      if (store === 'postgres') schemas.push(schema);
-      const server = await start(build, store, token, body, workDir, schema);
+  for (const build of builds) {
+    const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
+    workDirs.push(workDir);
+    const schema = `airlock_pair_${randomBytes(4).toString('hex')}`;
+    if (store === 'postgres') schemas.push(schema);
+    const server = await start(build, store, token, body, workDir, schema);
+    pinServer(server.child.pid, plan);
+    await verifyReply(build.name, server.target);
+    servers.push(server);
+    console.log(`${build.name.padEnd(12)} pid ${server.child.pid}  ${build.dir}`);
+  }
+  if (peers) {
+    const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
+    workDirs.push(workDir);
+    for (const peer of ROW_PEERS[store]) {
+      const server = await startPeer(peer, store, token, body, workDir);
       pinServer(server.child.pid, plan);
-      await verifyReply(build.name, server.target);
+      await verifyReply(peer, server.target);
       servers.push(server);
-      console.log(`${build.name.padEnd(12)} pid ${server.child.pid}  ${build.dir}`);
+      console.log(`${peer.padEnd(12)} pid ${server.child.pid}  ${PEER_SCRIPTS[peer]}`);
     }
-    if (peers) {
-      const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
-      workDirs.push(workDir);
-      for (const peer of ROW_PEERS[store]) {
-        const server = await startPeer(peer, store, token, body, workDir);
-        pinServer(server.child.pid, plan);
-        await verifyReply(peer, server.target);
-        servers.push(server);
-        console.log(`${peer.padEnd(12)} pid ${server.child.pid}  ${PEER_SCRIPTS[peer]}`);
-      }
-    }
-    if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
+  }
+  if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
 
-    const cpu: number[][] = servers.map(() => []);
-    const reqPerSec: number[][] = servers.map(() => []);
-    let failed = 0;
-    for (let round = 0; round < rounds; round++) {
-      const line: string[] = [];
-      for (const index of roundOrder(
-        servers.map((_, i) => i),
-        round,
-      )) {
-        const result = await measure(servers[index]!, duration, connections);
-        cpu[index]!.push(result.cpu);
-        reqPerSec[index]!.push(result.reqPerSec);
-        failed += result.failed;
-        line.push(`${servers[index]!.name} ${result.cpu.toFixed(1)}`);
-        await sleep(PAUSE_BETWEEN_RUNS_MS);
-      }
-      console.log(`round ${String(round + 1).padStart(2)}/${rounds}  ${line.join('  ')}`);
+  const cpu: number[][] = servers.map(() => []);
+  const reqPerSec: number[][] = servers.map(() => []);
+  let failed = 0;
+  for (let round = 0; round < rounds; round++) {
+    const line: string[] = [];
+    for (const index of roundOrder(
+      servers.map((_, i) => i),
+      round,
+    )) {
+      const result = await measure(servers[index]!, duration, connections);
+      cpu[index]!.push(result.cpu);
+      reqPerSec[index]!.push(result.reqPerSec);
+      failed += result.failed;
+      line.push(`${servers[index]!.name} ${result.cpu.toFixed(1)}`);
+      await sleep(PAUSE_BETWEEN_RUNS_MS);
     }
+    console.log(`round ${String(round + 1).padStart(2)}/${rounds}  ${line.join('  ')}`);
+  }
 
-    const base = cpu[0]!;
-    const rows = servers.map((server, index) => {
-      const own = cpu[index]!;
-      if (index === 0 || server.dir === undefined) return [server.name, median(own).toFixed(1), '', ''];
-      const differences = own.map((value, round) => value - base[round]!).filter(Number.isFinite);
-      const lower = differences.filter((difference) => difference < 0).length;
-      return [
-        server.name,
-        median(own).toFixed(1),
-        `${median(differences) >= 0 ? '+' : ''}${median(differences).toFixed(1)}`,
-        `${lower} of ${differences.length}`,
-      ];
+  const base = cpu[0]!;
+  const rows = servers.map((server, index) => {
+    const own = cpu[index]!;
+    if (index === 0 || server.dir === undefined) return [server.name, median(own).toFixed(1), '', ''];
+    const differences = own.map((value, round) => value - base[round]!).filter(Number.isFinite);
+    const lower = differences.filter((difference) => difference < 0).length;
+    return [
+      server.name,
+      median(own).toFixed(1),
+      `${median(differences) >= 0 ? '+' : ''}${median(differences).toFixed(1)}`,
+      `${lower} of ${differences.length}`,
+    ];
+  });
+  console.log(
+    `\n${renderTable(
+      ['build', 'CPU µs/req (median)', `paired vs ${servers[0]!.name} (median)`, 'rounds lower'],
+      rows,
+    )}`,
+  );
+  if (peers) {
+    const figures = servers.map((server, index) => ({
+      name: server.name,
+      figures: { cpu: cpu[index]!, reqPerSec: reqPerSec[index]! },
+    }));
+    console.log(`\n${renderPeerTable(figures, CPU_TARGETS[store], store === 'memory')}`);
+  }
+  if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
+  if (json) {
+    const path = writeResult('pair', startedAt, {
+      builds,
+      rounds,
+      duration,
+      connections,
+      text,
+      peers,
+      store,
+      cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.name, cpu[index]])),
+      reqPerSec: Object.fromEntries(servers.map((server, index) => [server.name, reqPerSec[index]])),
+      failed,
     });
-    console.log(
-      `\n${renderTable(
-        ['build', 'CPU µs/req (median)', `paired vs ${servers[0]!.name} (median)`, 'rounds lower'],
-        rows,
-      )}`,
-    );
-    if (peers) {
-      const figures = servers.map((server, index) => ({
-        name: server.name,
-        figures: { cpu: cpu[index]!, reqPerSec: reqPerSec[index]! },
-      }));
-      console.log(`\n${renderPeerTable(figures, CPU_TARGETS[store], store === 'memory')}`);
-    }
-    if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
-    if (json) {
-      const path = writeResult('pair', startedAt, {
-        builds,
-        rounds,
-        duration,
-        connections,
-        text,
-        peers,
-        store,
-        cpuPerRequest: Object.fromEntries(servers.map((server, index) => [server.name, cpu[index]])),
-        reqPerSec: Object.fromEntries(servers.map((server, index) => [server.name, reqPerSec[index]])),
-        failed,
-      });
-      console.log(`\nwrote ${path}`);
-    }
-    return failed > 0 ? 1 : 0;
-  } finally {
-    await stopAllChildren();
-    for (const workDir of workDirs) rmSync(workDir, { recursive: true, force: true });
-    if (schemas.length > 0) await dropSchemas(schemas);
+    console.log(`\nwrote ${path}`);
   }
+  return failed > 0 ? 1 : 0;
 }
 
-/** The builds' PostgreSQL schemas, dropped when the run ends (nothing to drop if never reached). */
-async function dropSchemas(schemas: readonly string[]): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } catch {
-    // The database was never reached, or went away: there is nothing of the run's to drop.
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-runMain(main, installShutdown());
+const shutdown = installShutdown(async () => {
+  for (const workDir of workDirs) rmSync(workDir, { recursive: true, force: true });
+  await dropBenchSchemas(schemas);
+});
+runMain(main, shutdown);

@@ -33,7 +33,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
-  BENCH_DATABASE_URL,
+  dropBenchSchemas,
+  postgresStoreLines,
   ECHO_AGENT_AND_CLIENT,
   installShutdown,
   printMachine,
@@ -118,9 +119,7 @@ function treeCpu(pid: number | undefined): number | undefined {
 async function startRow(workers: number, replica: boolean, token: string): Promise<Row> {
   const configPath = join(workDir, `airlock-${workers}${replica ? '-replica' : ''}.yaml`);
   const lines = [
-    ...(store === 'postgres'
-      ? ['store:', '  type: postgres', `  url: '${BENCH_DATABASE_URL}'`, `  schema: ${schema}`]
-      : []),
+    ...(store === 'postgres' ? postgresStoreLines(schema) : []),
     ...(useRedis ? ['redis:', `  url: '${REDIS_URL}'`] : []),
     'server:',
     '  host: 127.0.0.1',
@@ -165,20 +164,6 @@ async function startRow(workers: number, replica: boolean, token: string): Promi
   };
   await verifyReply(`${workers} worker(s)`, target);
   return { workers, replica, child, target, runs: [] };
-}
-
-async function dropSchema(): Promise<void> {
-  if (store !== 'postgres') return;
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } catch {
-    // Nothing to drop when PostgreSQL was never reached.
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 function label(row: { workers: number; replica: boolean }): string {
@@ -276,7 +261,7 @@ async function main(): Promise<number> {
 }
 
 const shutdown = installShutdown(async () => {
-  await dropSchema();
+  if (store === 'postgres') await dropBenchSchemas([schema]);
   rmSync(workDir, { recursive: true, force: true });
 });
 runMain(main, shutdown);

@@ -20,6 +20,32 @@ import { percentile } from './load.js';
 /** The bench's PostgreSQL database: DATABASE_URL, or the local `test` database. */
 export const BENCH_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * The config lines of a PostgreSQL store in its own `schema` of the bench's database (`url` for
+ * another one), so that a run reads no other run's tasks.
+ */
+export function postgresStoreLines(schema: string, url: string = BENCH_DATABASE_URL): string[] {
+  return ['store:', '  type: postgres', `  url: '${url}'`, `  schema: ${schema}`];
+}
+
+/**
+ * Drops a run's PostgreSQL schemas, never throwing: nothing is left to drop when the database was
+ * never reached (or went away), and a bench ending on an error must still stop its servers.
+ */
+export async function dropBenchSchemas(schemas: readonly string[]): Promise<void> {
+  if (schemas.length === 0) return;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } catch {
+    // Nothing of the run's to drop.
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** The echo agent and the bench's token client, as config lines (the token from BENCH_TOKEN). */
 export const ECHO_AGENT_AND_CLIENT: readonly string[] = [
   'agents:',

@@ -3,8 +3,9 @@
  *
  * - `--rate R`: raw node:http, Airlock (every guard, memory store, audit file) and the floor at a
  *   fixed offered rate, not at saturation: p50/p99 and the p99 Airlock (and the floor: the work
- *   alone) adds over raw, medians over interleaved rounds; once with the open-loop pacer (bench/lib/paced.ts, latency from the
- *   schedule and from the send) and once with autocannon's `overallRate` (bursty, from the send).
+ *   alone) adds over raw, medians over interleaved rounds; once with the open-loop pacer
+ *   (bench/lib/paced.ts, latency from the schedule and from the send) and once with autocannon's
+ *   `overallRate` (bursty, from the send).
  * - `--writes`: the SQLite and PostgreSQL rows with what each task costs the store: server CPU,
  *   SQL statements, fsyncs, storage bytes; PostgreSQL commits, rows, WAL and backend CPU; and
  *   the tasks/s one PostgreSQL primary could take, extrapolated from those.
