@@ -12,11 +12,12 @@
  * starts them; the load runs here on the last core; CPU is the serving process's own (user +
  * system, every thread) per answered request.
  *
- * With `--peers`, raw node:http, the floor and the SDK's server (bench/peers/, as `bench:inbound`
- * runs them) join the rotation, and each build is judged against them round by round: raw/build
- * and floor/build CPU, build/raw and build/SDK req/s, within one round, seconds apart, so that a
- * slow spell of the machine that takes one row of a long run and spares another does not decide a
- * verdict.
+ * With `--peers`, raw node:http, the floor, the guarded floor (the floor with Airlock's always-on
+ * checks, each a call of the project's own guard: bench/peers/floor-guards.ts) and the SDK's server
+ * (bench/peers/, as `bench:inbound` runs them) join the rotation, and each build is judged against
+ * them round by round: raw/build, floor/build and guarded floor/build CPU, build/raw and build/SDK
+ * req/s, within one round, seconds apart, so that a slow spell of the machine that takes one row
+ * of a long run and spares another does not decide a verdict.
  *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
  * SQLite store, `synchronous=FULL`), and the floor among the peers is the SQLite floor; the SDK
@@ -56,7 +57,7 @@ import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
   'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
-type Peer = 'raw' | 'floor' | 'sdk';
+type Peer = 'raw' | 'floor' | 'floor+guards' | 'sdk';
 /** The row the builds run: every guard (memory store, audit file), the SQLite or the PostgreSQL row. */
 type Store = 'memory' | 'sqlite' | 'postgres';
 const STORES: readonly Store[] = ['memory', 'sqlite', 'postgres'];
@@ -70,15 +71,19 @@ const CPU_TARGETS: Readonly<Record<Store, number>> = {
   sqlite: SQLITE_CPU_TARGET,
   postgres: POSTGRES_CPU_TARGET,
 };
-/** The peers each row is read against: the SDK's target is the every-guard row's; PostgreSQL has no floor. */
+/**
+ * The peers each row is read against: the SDK's target is the every-guard row's, and so is the
+ * guarded floor's (the floor with Airlock's always-on checks); PostgreSQL has no floor.
+ */
 const ROW_PEERS: Readonly<Record<Store, readonly Peer[]>> = {
-  memory: ['raw', 'floor', 'sdk'],
+  memory: ['raw', 'floor', 'floor+guards', 'sdk'],
   sqlite: ['raw', 'floor'],
   postgres: ['raw'],
 };
 const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
   raw: 'bench/peers/raw-http.ts',
   floor: 'bench/peers/floor-http.ts',
+  'floor+guards': 'bench/peers/floor-http.ts',
   sdk: 'bench/peers/sdk-echo.ts',
 };
 const PAUSE_BETWEEN_RUNS_MS = 250;
@@ -94,7 +99,7 @@ interface Build {
 }
 
 interface Started {
-  /** A build's name, or the peer's: `raw`, `floor` or `sdk`. */
+  /** A build's name, or the peer's: `raw`, `floor`, `floor+guards` or `sdk`. */
   name: string;
   /** The build's directory; undefined for a peer. */
   dir: string | undefined;
@@ -151,18 +156,20 @@ async function start(
 
 /**
  * raw node:http, the floor (its audit file in `workDir`; with the SQLite row, the SQLite floor
- * and its table there) or the SDK's server, as bench:inbound starts them.
+ * and its table there), the guarded floor or the SDK's server, as bench:inbound starts them.
  */
 async function startPeer(peer: Peer, store: Store, token: string, body: string, workDir: string): Promise<Started> {
   const floor: Record<string, string> =
     store === 'sqlite'
       ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-sqlite') }
       : { FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') };
-  const child = await startChild({
-    name: peer,
-    script: PEER_SCRIPTS[peer],
-    env: peer === 'floor' ? { BENCH_TOKEN: token, ...floor } : { BENCH_TOKEN: token },
-  });
+  const env: Record<string, string> =
+    peer === 'floor'
+      ? { BENCH_TOKEN: token, ...floor }
+      : peer === 'floor+guards'
+        ? { BENCH_TOKEN: token, FLOOR_GUARDS: '1', FLOOR_AUDIT_FILE: join(workDir, 'floor-guards-audit.jsonl') }
+        : { BENCH_TOKEN: token };
+  const child = await startChild({ name: peer, script: PEER_SCRIPTS[peer], env });
   return {
     name: peer,
     dir: undefined,

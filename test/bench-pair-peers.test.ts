@@ -5,7 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flatness, peerReading, renderPeerTable, roundRatios, type RoundFigures } from '../bench/lib/pair-peers.js';
+import {
+  flatness,
+  GUARDED_FLOOR,
+  peerReading,
+  renderPeerTable,
+  roundRatios,
+  type RoundFigures,
+} from '../bench/lib/pair-peers.js';
 
 /** Figures for `rounds` rounds, each round's machine `slowdown[r]` times slower (CPU up, req/s down). */
 function server(cpu: number, reqPerSec: number, slowdown: readonly number[]): RoundFigures {
@@ -99,6 +106,33 @@ describe('bench:pair --peers', () => {
       /0\.38× \(0\.25–0\.50×\)\s+1 of 2\s*$/,
     );
     assert.throws(() => renderPeerTable([head], 0.3, false), /raw is not among/);
+  });
+
+  it('reads each build against the guarded floor, and the guarded floor against the floor', () => {
+    const raw = { name: 'raw', figures: { cpu: [25, 25], reqPerSec: [40_000, 40_000] } };
+    const head = { name: 'head', figures: { cpu: [60, 60], reqPerSec: [16_000, 16_000] } };
+    const floor = { name: 'floor', figures: { cpu: [40, 40], reqPerSec: [25_000, 25_000] } };
+    const guardedFloor = { name: GUARDED_FLOOR, figures: { cpu: [48, 48], reqPerSec: [21_000, 21_000] } };
+    const reading = peerReading(head.figures, {
+      raw: raw.figures,
+      floor: floor.figures,
+      guardedFloor: guardedFloor.figures,
+    });
+    assert.ok(reading.vsGuardedFloor !== undefined);
+    assert.deepEqual(reading.vsGuardedFloor.rounds, [0.8, 0.8]);
+    assert.equal(peerReading(head.figures, { raw: raw.figures }).vsGuardedFloor, undefined);
+    const lines = renderPeerTable([head, raw, floor, guardedFloor], 0.5, true).split('\n');
+    assert.match(lines[0]!, /floor\/it CPU +guarded floor\/it CPU/);
+    // head: floor/it 40/60, guarded floor/it 48/60.
+    assert.match(
+      lines.find((line) => line.startsWith('head'))!,
+      /0\.67×\s+0\.80×\s*$/,
+    );
+    // The guarded floor is read against the floor (the guards' share), not against itself.
+    assert.match(
+      lines.find((line) => line.startsWith(GUARDED_FLOOR))!,
+      /0\.83×\s*$/,
+    );
   });
 
   it('reads flatness against raw: a machine slowing down moves nothing, a build slowing down does', () => {

@@ -15,6 +15,9 @@
 import { FLAT_TARGET, GUARDED_CPU_TARGET, GUARDED_REQ_TARGET, SDK_MULTIPLE_TARGET } from './inbound-summary.js';
 import { median, renderTable } from './report.js';
 
+/** The guarded floor's name among the peers (bench/peers/floor-guards.ts). */
+export const GUARDED_FLOOR = 'floor+guards';
+
 /** One server's figures, a value a round, in round order. */
 export interface RoundFigures {
   /** Server CPU µs a request. */
@@ -41,6 +44,11 @@ export interface PeerReading {
    * floor among the peers (the PostgreSQL row has none).
    */
   vsFloor: RatioReading | undefined;
+  /**
+   * the guarded floor's CPU over its own (the floor with Airlock's always-on checks: what is left
+   * above 1.00× is Airlock's structure); undefined without it among the peers.
+   */
+  vsGuardedFloor: RatioReading | undefined;
   /** its req/s over the SDK's: the SDK target (≥ 6×); undefined without the SDK among the peers. */
   overSdk: RatioReading | undefined;
   /** Whether its throughput holds over the run, read against raw's: see {@link flatness}. */
@@ -112,7 +120,12 @@ function reading(rounds: number[], target: number): RatioReading {
  */
 export function peerReading(
   own: RoundFigures,
-  peers: { raw: RoundFigures; floor?: RoundFigures | undefined; sdk?: RoundFigures | undefined },
+  peers: {
+    raw: RoundFigures;
+    floor?: RoundFigures | undefined;
+    guardedFloor?: RoundFigures | undefined;
+    sdk?: RoundFigures | undefined;
+  },
   cpuTarget: number = GUARDED_CPU_TARGET,
 ): PeerReading {
   const reqVsRaw = roundRatios(own.reqPerSec, peers.raw.reqPerSec);
@@ -121,6 +134,8 @@ export function peerReading(
     reqVsRaw: reading(reqVsRaw, GUARDED_REQ_TARGET),
     flat: flatness(reqVsRaw),
     vsFloor: peers.floor === undefined ? undefined : reading(roundRatios(peers.floor.cpu, own.cpu), 1),
+    vsGuardedFloor:
+      peers.guardedFloor === undefined ? undefined : reading(roundRatios(peers.guardedFloor.cpu, own.cpu), 1),
     overSdk:
       peers.sdk === undefined
         ? undefined
@@ -128,16 +143,16 @@ export function peerReading(
   };
 }
 
-/** One server's name (`raw`, `floor` and `sdk` are the peers) and its figures. */
+/** One server's name (`raw`, `floor`, `floor+guards` and `sdk` are the peers) and its figures. */
 export interface NamedFigures {
   name: string;
   figures: RoundFigures;
 }
 
 /**
- * The peers table: each build and the floor against raw (CPU; with `readsReqTarget`, the
- * every-guard row's, req/s too), the floor and the SDK, whichever of the last two ran, each the
- * median of the rounds' ratios with how many rounds reach the target.
+ * The peers table: each build and the floors against raw (CPU; with `readsReqTarget`, the
+ * every-guard row's, req/s too), the floor, the guarded floor and the SDK, whichever of the last
+ * three ran, each the median of the rounds' ratios with how many rounds reach the target.
  *
  * @example
  * ```ts
@@ -148,7 +163,7 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
   const of = (name: string): RoundFigures | undefined => servers.find((server) => server.name === name)?.figures;
   const raw = of('raw');
   if (raw === undefined) throw new Error('renderPeerTable: raw is not among the servers');
-  const peers = { raw, floor: of('floor'), sdk: of('sdk') };
+  const peers = { raw, floor: of('floor'), guardedFloor: of(GUARDED_FLOOR), sdk: of('sdk') };
   const range = (values: readonly number[]): string =>
     `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}×`;
   const shown = (ratio: RatioReading): string => `${ratio.median.toFixed(2)}× (${range(ratio.rounds)})`;
@@ -167,6 +182,13 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
         ...(reading.vsFloor === undefined
           ? []
           : [server.name === 'floor' ? '' : `${reading.vsFloor.median.toFixed(2)}×`]),
+        ...(reading.vsGuardedFloor === undefined
+          ? []
+          : [
+              server.name === 'floor' || server.name === GUARDED_FLOOR
+                ? ''
+                : `${reading.vsGuardedFloor.median.toFixed(2)}×`,
+            ]),
         ...(reading.overSdk === undefined ? [] : [shown(reading.overSdk), reached(reading.overSdk)]),
       ];
     });
@@ -179,6 +201,7 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
         ? ['it/raw req/s', `rounds ≥ ${GUARDED_REQ_TARGET}×`, `last/first fifth (≥ ${FLAT_TARGET}×)`]
         : []),
       ...(peers.floor === undefined ? [] : ['floor/it CPU']),
+      ...(peers.guardedFloor === undefined ? [] : ['guarded floor/it CPU']),
       ...(peers.sdk === undefined ? [] : ['req/s over the SDK', `rounds ≥ ${SDK_MULTIPLE_TARGET}×`]),
     ],
     rows,

@@ -28,10 +28,16 @@
  * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
  * per turn, the replies after its commit (bench/peers/floor-sqlite.ts).
  *
+ * With `FLOOR_GUARDS=1` it is the guarded floor: the same work plus Airlock's always-on checks,
+ * each a call of the project's own guard (bench/peers/floor-guards.ts), and the message decoded
+ * by the v0.3 codec rather than checked by hand; each task holds an in-flight slot until its
+ * rows are written, as in Airlock.
+ *
  * Run by bench/inbound.ts; prints `listening on http://127.0.0.1:PORT` first.
  * Env: PORT (default 0), BENCH_TOKEN (required), FLOOR_AUDIT (`0` for no audit rows),
  * FLOOR_AUDIT_FILE (default: a file in the system's temporary directory, removed on exit),
- * FLOOR_STORE (`sqlite`), FLOOR_DATA (its directory; default a new temporary one).
+ * FLOOR_STORE (`sqlite`), FLOOR_DATA (its directory; default a new temporary one), FLOOR_GUARDS
+ * (`1` for the guarded floor).
  */
 import { createHash, hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -40,6 +46,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newTaskId } from '../../src/tasks/ids.js';
+import type { Release } from '../../src/server/limits/index.js';
+import { createFloorGuards, type FloorGuards } from './floor-guards.js';
 import { openFloorSqlite, type FloorStore, type TaskRow } from './floor-sqlite.js';
 
 const HOST = '127.0.0.1';
@@ -61,6 +69,9 @@ let seq = 0;
 let prev = '0'.repeat(64);
 let lines: string[] = [];
 let held: (() => void)[] = [];
+/** The turn's in-flight slots (guarded floor), given back once its rows are written. */
+let slots: Release[] = [];
+const guards: FloorGuards | undefined = process.env.FLOOR_GUARDS === '1' ? createFloorGuards() : undefined;
 let flushing = false;
 /** The turn's tasks, for a durable store. */
 let pending: TaskRow[] = [];
@@ -88,6 +99,7 @@ function isoNow(): string {
 }
 
 function auditRow(event: Record<string, unknown>): void {
+  guards?.checkRow(event);
   const fields = JSON.stringify(event);
   const body = `{"seq":${++seq},"prev":"${prev}",${fields.slice(1)}`;
   prev = hash('sha256', body, 'hex');
@@ -106,6 +118,10 @@ function flush(): void {
     const bytes = Buffer.from(`${lines.join('\n')}\n`);
     lines = [];
     for (let written = 0; written < bytes.length;) written += writeSync(auditFd, bytes, written);
+  }
+  if (slots.length > 0) {
+    for (const release of slots) release();
+    slots = [];
   }
   if (durable !== undefined && pending.length > 0) {
     durable.commit(pending);
@@ -128,6 +144,7 @@ function authorised(req: IncomingMessage): boolean {
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   if (req.method !== 'POST') return fail(res, 405, null, -32600, 'POST only');
+  if (guards !== undefined) return handleGuarded(req, res, guards);
   if (!authorised(req)) return fail(res, 401, null, -32001, 'unauthorised');
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -147,10 +164,44 @@ function answer(res: ServerResponse, text: string): void {
   if (request.jsonrpc !== '2.0' || request.method !== 'message/send' || typeof part?.text !== 'string') {
     return fail(res, 200, request.id, -32602, 'invalid params');
   }
+  complete(res, request.id, message!, part.text);
+}
+
+/** The guarded floor's request: each check a call of the project's own guard (floor-guards.ts). */
+function handleGuarded(req: IncomingMessage, res: ServerResponse, guards: FloorGuards): void {
+  const refused = guards.admitCaller(req, authorised(req)) ?? guards.admitBodyType(req);
+  if (refused !== undefined) {
+    req.resume();
+    return fail(res, refused.status, null, refused.code, refused.message);
+  }
+  guards.readBody(
+    req,
+    res,
+    (body) => {
+      let frame: { id?: unknown; params?: { message?: Record<string, unknown> } };
+      try {
+        frame = JSON.parse(body.toString('utf8')) as typeof frame;
+      } catch {
+        return fail(res, 200, null, -32700, 'parse error');
+      }
+      const decoded = guards.decode(frame);
+      if ('status' in decoded) return fail(res, decoded.status, frame.id, decoded.code, decoded.message);
+      const turn = guards.admitTurn(decoded.message);
+      if ('status' in turn) return fail(res, turn.status, decoded.id, turn.code, turn.message);
+      slots.push(turn.release);
+      // The reply's history holds the message as it came (the wire form), as the plain floor's does.
+      complete(res, decoded.id, frame.params!.message!, turn.text);
+    },
+    (refusal) => fail(res, refusal.status, null, refusal.code, refusal.message),
+  );
+}
+
+/** The task, its two rows and the reply, held to the end of the turn. */
+function complete(res: ServerResponse, requestId: unknown, message: Record<string, unknown>, text: string): void {
   const id = newTaskId();
   const contextId = randomUUID();
   const time = isoNow();
-  const inputChars = part.text.length;
+  const inputChars = text.length;
   if (audited) {
     auditRow({
       type: 'a2a.task.submitted',
@@ -168,7 +219,7 @@ function answer(res: ServerResponse, text: string): void {
     id,
     contextId,
     status: { state: 'completed', timestamp: time },
-    artifacts: [{ artifactId: randomUUID(), name: 'reply', parts: [{ kind: 'text', text: part.text }] }],
+    artifacts: [{ artifactId: randomUUID(), name: 'reply', parts: [{ kind: 'text', text }] }],
     history: [{ ...message, contextId, taskId: id }],
   };
   if (durable === undefined) {
@@ -192,7 +243,7 @@ function answer(res: ServerResponse, text: string): void {
   }
   if (durable !== undefined)
     pending.push({ id, owner: 'bench', statusMs: Date.parse(time), body: JSON.stringify(task) });
-  const body = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: task });
+  const body = JSON.stringify({ jsonrpc: '2.0', id: requestId, result: task });
   const reply = (): void => {
     res.writeHead(200, ['content-type', 'application/json', 'content-length', Buffer.byteLength(body)]);
     res.end(body);
