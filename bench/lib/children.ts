@@ -13,6 +13,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { compiledPeer, isPeerSource } from './compiled-peers.js';
 
 /** The repository root: children run from there so `--import tsx` and relative paths resolve. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,7 +26,10 @@ const STDERR_TAIL_CHARS = 4_000;
 
 export interface ChildSpec {
   name: string;
-  /** An entry point: `.ts` runs with `node --import tsx`, `.js` with plain node. */
+  /**
+   * An entry point: a peer's source (`bench/peers/*.ts`) runs compiled (./compiled-peers.ts), any
+   * other `.ts` with `node --import tsx`, `.js` with plain node.
+   */
   script: string;
   args?: readonly string[];
   env?: Readonly<Record<string, string>>;
@@ -61,8 +65,14 @@ const running = new Set<ChildProcess>();
 
 /** Starts a server and resolves once it has printed its listening line. */
 export function startChild(spec: ChildSpec): Promise<ChildServer> {
-  const loader = spec.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const command = [process.execPath, ...(spec.nodeFlags ?? []), ...loader, spec.script, ...(spec.args ?? [])];
+  let script: string;
+  try {
+    script = isPeerSource(spec.script) ? compiledPeer(spec.script, REPO_ROOT) : spec.script;
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const command = [process.execPath, ...(spec.nodeFlags ?? []), ...loader, script, ...(spec.args ?? [])];
   if (spec.startOnCore !== undefined && canPinAtStart()) command.unshift('taskset', '-c', String(spec.startOnCore));
   const child = spawn(command[0]!, command.slice(1), {
     cwd: REPO_ROOT,
