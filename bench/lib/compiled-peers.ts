@@ -3,8 +3,8 @@
  * compiled by tsc, as Airlock itself runs (its `dist/`), never through tsx. Under tsx a peer pays
  * for what a deployed server does not: every function made at run time (a request's callbacks)
  * is wrapped in a call that keeps its name, and source maps are on; the guarded floor measured
- * 53.5 µs a request through tsx against 46.5 compiled (2026-12-06). A peer slowed so flatters
- * Airlock in every ratio it is read against.
+ * about 2 µs a request more through tsx (2026-12-06: 44–45.5 against 42–43.5, two copies each way).
+ * A peer slowed so flatters Airlock in every ratio it is read against.
  *
  * The first peer a bench process starts compiles them all (with the `src/` files they import)
  * into `node_modules/.cache/airlock-bench-peers/`, incrementally: a few seconds when nothing
