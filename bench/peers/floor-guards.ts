@@ -44,6 +44,7 @@ import {
   RateLimiter,
   type Release,
 } from '../../src/server/limits/index.js';
+import { readBody } from '../../src/server/body.js';
 import { JSON_CONTENT_TYPE } from '../../src/server/respond/response.js';
 
 /** The bench config's limits (bench/lib/inbound-config.ts) and the defaults it keeps. */
@@ -68,7 +69,7 @@ export interface FloorGuards {
   admitCaller(req: IncomingMessage, authorised: boolean): Refusal | undefined;
   /** The Content-Type, before the body is read. */
   admitBodyType(req: IncomingMessage): Refusal | undefined;
-  /** Reads the body under its cap and deadline, then checks its JSON depth. */
+  /** Reads the body under its cap and deadline (the project's `readBody`), then checks its JSON depth. */
   readBody(req: IncomingMessage, res: ServerResponse, done: (body: Buffer) => void, refuse: (r: Refusal) => void): void;
   /** The envelope and the codec's decoding of a `message/send`: its message, or a refusal. */
   decode(frame: unknown): { id: unknown; message: Message } | Refusal;
@@ -113,35 +114,20 @@ export function createFloorGuards(): FloorGuards {
         : undefined;
     },
     readBody(req, res, done, refuse) {
-      const chunks: Buffer[] = [];
-      let length = 0;
-      let over = false;
-      const deadline = setTimeout(() => {
-        over = true;
-        res.shouldKeepAlive = false;
-        refuse({ status: 408, code: -32600, message: 'body too slow' });
-      }, LIMITS.bodyTimeoutMs);
-      req.on('data', (chunk: Buffer) => {
-        if (over) return;
-        length += chunk.length;
-        if (length > LIMITS.maxBodyBytes) {
-          over = true;
-          clearTimeout(deadline);
+      void readBody(req, LIMITS.maxBodyBytes, LIMITS.bodyTimeoutMs).then((result) => {
+        if (!result.ok) {
+          if (result.reason === 'aborted') return void res.destroy();
           res.shouldKeepAlive = false;
-          refuse({ status: 413, code: -32600, message: 'body too large' });
-          return;
+          return refuse(
+            result.reason === 'too_large'
+              ? { status: 413, code: -32600, message: 'body too large' }
+              : { status: 408, code: -32600, message: 'body too slow' },
+          );
         }
-        chunks.push(chunk);
-      });
-      req.on('end', () => {
-        if (over) return;
-        clearTimeout(deadline);
-        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        if (exceedsJsonDepth(body, LIMITS.maxJsonDepth)) {
-          refuse({ status: 400, code: -32600, message: 'JSON nested too deeply' });
-          return;
+        if (exceedsJsonDepth(result.body, LIMITS.maxJsonDepth)) {
+          return refuse({ status: 400, code: -32600, message: 'JSON nested too deeply' });
         }
-        done(body);
+        done(result.body);
       });
     },
     decode(frame) {

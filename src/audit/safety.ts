@@ -272,29 +272,29 @@ function fieldIsGood(key: string, value: unknown, reasons: readonly string[]): b
   }
 }
 
+const ID_PROBLEM = 'must be 1..256 printable ASCII characters without spaces';
+const COUNT_PROBLEM = 'must be a non-negative integer';
 /** What each flat field's rule asks, for the error that names a field which broke it. */
 const FIELD_PROBLEMS: Readonly<Record<string, string>> = {
-  client: 'must be 1..256 printable ASCII characters without spaces',
+  client: ID_PROBLEM,
+  agent: ID_PROBLEM,
+  taskId: ID_PROBLEM,
+  contextId: ID_PROBLEM,
+  actionId: ID_PROBLEM,
+  tool: ID_PROBLEM,
+  user: ID_PROBLEM,
+  host: ID_PROBLEM,
   principalKind: 'must be client, service or delegated',
-  inputChars: 'must be a non-negative integer',
+  inputChars: COUNT_PROBLEM,
+  outputChars: COUNT_PROBLEM,
+  durationMs: COUNT_PROBLEM,
+  argsBytes: COUNT_PROBLEM,
   reason: 'not a reason code of this type',
   remote: 'must be an IPv4 or IPv6 address',
   state: 'not a task state',
   level: 'must be L1, L2, L3 or L4',
   argsDigest: 'must be a SHA-256 digest in lower-case hex',
   sections: 'must be config section names, comma-separated',
-};
-const FIELD_PROBLEM_OF: Readonly<Record<string, string>> = {
-  agent: 'client',
-  taskId: 'client',
-  contextId: 'client',
-  actionId: 'client',
-  tool: 'client',
-  user: 'client',
-  host: 'client',
-  outputChars: 'inputChars',
-  durationMs: 'inputChars',
-  argsBytes: 'inputChars',
 };
 
 /** A field's rule, reported: {@link fieldIsGood}, and for `counts` its keys and values one by one. */
@@ -311,8 +311,7 @@ function checkField(key: string, value: unknown, reasons: readonly string[]): vo
     return;
   }
   if (fieldIsGood(key, value, reasons)) return;
-  const problem = FIELD_PROBLEMS[FIELD_PROBLEM_OF[key] ?? key];
-  throw new AuditUnsafeEventError(key, problem ?? 'unknown field');
+  throw new AuditUnsafeEventError(key, FIELD_PROBLEMS[key] ?? 'unknown field');
 }
 
 function isCount(value: unknown): value is number {
