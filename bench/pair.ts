@@ -20,8 +20,9 @@
  * of a long run and spares another does not decide a verdict.
  *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
- * SQLite store, `synchronous=FULL`), and the floor among the peers is the SQLite floor; the SDK
- * is left out (its target is the every-guard row's). With `--store postgres` they run its
+ * SQLite store, `synchronous=FULL`), and the floors among the peers write to SQLite too (no audit
+ * rows, as the row has none; the guarded floor then skips the suspicious count, as Airlock does
+ * without an audit trail); the SDK is left out (its target is the every-guard row's). With `--store postgres` they run its
  * PostgreSQL row (DATABASE_URL or the local `test` database, a schema of each build's own, dropped
  * at the end); raw is the only peer (there is no PostgreSQL floor). The database's own CPU is not
  * in the figure, as in bench:inbound, and its processes are not pinned.
@@ -72,12 +73,12 @@ const CPU_TARGETS: Readonly<Record<Store, number>> = {
   postgres: POSTGRES_CPU_TARGET,
 };
 /**
- * The peers each row is read against: the SDK's target is the every-guard row's, and so is the
- * guarded floor's (the floor with Airlock's always-on checks); PostgreSQL has no floor.
+ * The peers each row is read against: the SDK's target is the every-guard row's; the SQLite row
+ * has its own floor and guarded floor (their tasks in a SQLite table); PostgreSQL has no floor.
  */
 const ROW_PEERS: Readonly<Record<Store, readonly Peer[]>> = {
   memory: ['raw', 'floor', 'floor+guards', 'sdk'],
-  sqlite: ['raw', 'floor'],
+  sqlite: ['raw', 'floor', 'floor+guards'],
   postgres: ['raw'],
 };
 const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
@@ -167,7 +168,13 @@ async function startPeer(peer: Peer, store: Store, token: string, body: string, 
     peer === 'floor'
       ? { BENCH_TOKEN: token, ...floor }
       : peer === 'floor+guards'
-        ? { BENCH_TOKEN: token, FLOOR_GUARDS: '1', FLOOR_AUDIT_FILE: join(workDir, 'floor-guards-audit.jsonl') }
+        ? {
+            BENCH_TOKEN: token,
+            FLOOR_GUARDS: '1',
+            ...(store === 'sqlite'
+              ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-guards-sqlite') }
+              : { FLOOR_AUDIT_FILE: join(workDir, 'floor-guards-audit.jsonl') }),
+          }
         : { BENCH_TOKEN: token };
   const child = await startChild({ name: peer, script: PEER_SCRIPTS[peer], env });
   return {

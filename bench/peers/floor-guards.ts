@@ -21,7 +21,7 @@
  *
  * @example
  * ```ts
- * const guards = createFloorGuards();
+ * const guards = createFloorGuards({ audited: true });
  * if (!guards.admitCaller(req, res, authorised(req))) return;
  * ```
  */
@@ -73,7 +73,10 @@ export interface FloorGuards {
   readBody(req: IncomingMessage, res: ServerResponse, done: (body: Buffer) => void, refuse: (r: Refusal) => void): void;
   /** The envelope and the codec's decoding of a `message/send`: its message, or a refusal. */
   decode(frame: unknown): { id: unknown; message: Message } | Refusal;
-  /** The message limits, metadata caps, content rules, the suspicious count and a slot; the message's text. */
+  /**
+   * The message limits, metadata caps, content rules, the suspicious count (audited only, as in
+   * Airlock: the count is kept only to be recorded) and a slot; the message's text.
+   */
   admitTurn(message: Message): { release: Release; text: string } | Refusal;
   /** The audit rows' safety check (throws on an unsafe row). */
   checkRow(event: Record<string, unknown>): void;
@@ -84,10 +87,11 @@ export interface FloorGuards {
  *
  * @example
  * ```ts
- * const guards = createFloorGuards();
+ * const guards = createFloorGuards({ audited: true });
  * ```
  */
-export function createFloorGuards(): FloorGuards {
+export function createFloorGuards(options: { audited: boolean }): FloorGuards {
+  const { audited } = options;
   const lockout = new AuthFailureLimiter({ limit: LIMITS.authFailuresPerMinute });
   const rates = new RateLimiter({ limit: LIMITS.requestsPerMinute });
   const inFlight = new InFlightLimiter(LIMITS.inFlight);
@@ -148,8 +152,9 @@ export function createFloorGuards(): FloorGuards {
       if (inspectInboundContent(message) !== undefined)
         return { status: 200, code: -32005, message: 'unsupported content' };
       const text = textOf(message);
-      // Counted to be audited; a suspicious text would add a row (none in the bench's text).
-      countSuspiciousPatterns(text);
+      // Counted to be audited, and only then (as Airlock's turn-content step does); a suspicious
+      // text would add a row (none in the bench's text).
+      if (audited) countSuspiciousPatterns(text);
       const release = inFlight.tryAcquire(CLIENT_KEY);
       return release === null ? { status: 503, code: -32600, message: 'too many tasks in flight' } : { release, text };
     },

@@ -71,7 +71,7 @@ let lines: string[] = [];
 let held: (() => void)[] = [];
 /** The turn's in-flight slots (guarded floor), given back once its rows are written. */
 let slots: Release[] = [];
-const guards: FloorGuards | undefined = process.env.FLOOR_GUARDS === '1' ? createFloorGuards() : undefined;
+const guards: FloorGuards | undefined = process.env.FLOOR_GUARDS === '1' ? createFloorGuards({ audited }) : undefined;
 let flushing = false;
 /** The turn's tasks, for a durable store. */
 let pending: TaskRow[] = [];
