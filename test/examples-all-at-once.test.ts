@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,6 +18,7 @@ import { CLI } from './helpers/cli.js';
 interface Example {
   readonly name: string;
   readonly slug: string;
+  readonly port: number;
   readonly audit: string | undefined;
 }
 
@@ -24,10 +26,11 @@ const examples: Example[] = readdirSync('examples')
   .filter((name) => name.endsWith('.yaml') && !name.endsWith('.registry.yaml') && name !== 'registry.yaml')
   .map((name) => {
     const config = parse(readFileSync(join('examples', name), 'utf8')) as {
+      server: { port: number };
       agents: { slug: string }[];
       audit?: { file?: string };
     };
-    return { name, slug: config.agents[0]!.slug, audit: config.audit?.file };
+    return { name, slug: config.agents[0]!.slug, port: config.server.port, audit: config.audit?.file };
   });
 
 interface Running {
@@ -76,7 +79,10 @@ const PORT_RETRY_MS = 5_000;
  * As `serve`, again (250 ms after each failure, until 5 s have passed) when the port was taken:
  * the examples' ports lie in Linux's ephemeral range, so an outgoing connection of any process on
  * the machine can hold one for a moment (a kept-alive one for seconds: three tries in 750 ms once
- * fell short on 41248). Two examples sharing a port still fail: the first keeps it.
+ * fell short on 41248). The ports are held by this process before any example starts (see
+ * before()): five seconds of tries once fell short on 41248 too, most likely a connection made by
+ * an example already running, which can keep its local port for the whole run. Two examples
+ * sharing a port still fail: the first keeps it.
  */
 async function serveWhenFree(cwd: string, example: Example): Promise<Running> {
   const deadline = Date.now() + PORT_RETRY_MS;
@@ -90,6 +96,27 @@ async function serveWhenFree(cwd: string, example: Example): Promise<Running> {
   }
 }
 
+/** A listener on 127.0.0.1:`port` (retried as {@link serveWhenFree} retries: the port may be held for a moment). */
+async function holdWhenFree(port: number): Promise<Server> {
+  const deadline = Date.now() + PORT_RETRY_MS;
+  for (;;) {
+    try {
+      return await new Promise<Server>((listening, failed) => {
+        const server = createServer();
+        server.once('error', failed);
+        server.listen(port, '127.0.0.1', () => listening(server));
+      });
+    } catch (error) {
+      if (Date.now() >= deadline || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      await new Promise((done) => setTimeout(done, 250));
+    }
+  }
+}
+
+function release(server: Server): Promise<void> {
+  return new Promise((closed) => server.close(() => closed()));
+}
+
 describe('every example at once, from one folder', () => {
   let dir: string;
   const running: Running[] = [];
@@ -100,10 +127,21 @@ describe('every example at once, from one folder', () => {
     symlinkSync(resolve('examples'), join(dir, 'examples'));
     symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
     mkdirSync(join(dir, '.airlock', 'tools', 'sandbox'), { recursive: true });
-    const started = await Promise.allSettled(examples.map((example) => serveWhenFree(dir, example)));
-    // Every one that did start is stopped by after(), even when another failed to.
-    for (const one of started) if (one.status === 'fulfilled') running.push(one.value);
-    for (const one of started) if (one.status === 'rejected') throw one.reason;
+    // Every port is held by a listener of this process first, so that no outgoing connection (an
+    // example's own, once it runs, or any other process's) is given one as its local port; each is
+    // let go just before its example starts, one example at a time.
+    const held = new Map<Example, Server>();
+    try {
+      for (const example of examples) held.set(example, await holdWhenFree(example.port));
+      for (const example of examples) {
+        await release(held.get(example)!);
+        held.delete(example);
+        // Every one that did start is stopped by after(), even when a later one fails to.
+        running.push(await serveWhenFree(dir, example));
+      }
+    } finally {
+      for (const server of held.values()) await release(server);
+    }
   });
   after(async () => {
     for (const { child, exited } of running) {
