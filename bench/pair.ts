@@ -22,10 +22,11 @@
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
  * SQLite store, `synchronous=FULL`), and the floors among the peers write to SQLite too (no audit
  * rows, as the row has none; the guarded floor then skips the suspicious count, as Airlock does
- * without an audit trail); the SDK is left out (its target is the every-guard row's). With `--store postgres` they run its
- * PostgreSQL row (DATABASE_URL or the local `test` database, a schema of each build's own, dropped
- * at the end); raw is the only peer (there is no PostgreSQL floor). The database's own CPU is not
- * in the figure, as in bench:inbound, and its processes are not pinned.
+ * without an audit trail); the SDK is left out (its target is the every-guard row's). With
+ * `--store postgres` they run its PostgreSQL row (DATABASE_URL or the local `test` database, a
+ * schema of each build's own, dropped at the end); raw is the only peer (there is no PostgreSQL
+ * floor). The database's own CPU is not in the figure, as in bench:inbound, and its processes are
+ * not pinned.
  *
  * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers]
  *        [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2]

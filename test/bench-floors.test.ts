@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,22 @@ async function startFloor(env: Record<string, string>): Promise<{ url: string; c
   return { url, child };
 }
 
+/** A POST declaring `length` bytes and sending none: its status and `Connection` header. */
+function declareOnly(url: string, length: number): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((answered, failed) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: { ...requestHeaders(TOKEN), 'content-length': String(length) },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      answered({ status: res.statusCode ?? 0, connection: res.headers.connection });
+    });
+    req.on('error', failed);
+    req.flushHeaders();
+  });
+}
+
 function send(url: string, headers: Record<string, string>, body = messageSend('hello')): Promise<Response> {
   return fetch(url, { method: 'POST', headers, body });
 }
@@ -71,6 +88,9 @@ describe('the guarded floor (bench/peers/floor-http.ts, FLOOR_GUARDS=1)', () => 
     assert.equal(((await form.json()) as { error: { code: number } }).error.code, -32005);
     const deep = `${'['.repeat(100)}${']'.repeat(100)}`;
     assert.equal((await send(url, requestHeaders(TOKEN), deep)).status, 400);
+    // Over the body cap (1 MiB) by its Content-Length: 413 before any byte is read, as Airlock
+    // answers it (the project's bodyRefused), and the connection closed.
+    assert.deepEqual(await declareOnly(url, 1024 * 1024 + 1), { status: 413, connection: 'close' });
   });
 
   it('on the SQLite row: the task is in its table, and no audit row is written', async () => {

@@ -44,6 +44,7 @@ import {
   RateLimiter,
   type Release,
 } from '../../src/server/limits/index.js';
+import { bodyRefused } from '../../src/server/admission/body.js';
 import { readBody } from '../../src/server/body.js';
 import { JSON_CONTENT_TYPE } from '../../src/server/respond/response.js';
 
@@ -120,12 +121,14 @@ export function createFloorGuards(options: { audited: boolean }): FloorGuards {
     readBody(req, res, done, refuse) {
       void readBody(req, LIMITS.maxBodyBytes, LIMITS.bodyTimeoutMs).then((result) => {
         if (!result.ok) {
-          if (result.reason === 'aborted') return void res.destroy();
-          res.shouldKeepAlive = false;
-          return refuse(
-            result.reason === 'too_large'
-              ? { status: 413, code: -32600, message: 'body too large' }
-              : { status: 408, code: -32600, message: 'body too slow' },
+          // Refused as Airlock's body step refuses it: the connection closed after the answer.
+          return void bodyRefused(
+            req,
+            res,
+            result.reason,
+            LIMITS.maxBodyBytes,
+            LIMITS.bodyTimeoutMs,
+            (status, message) => refuse({ status, code: -32600, message }),
           );
         }
         if (exceedsJsonDepth(result.body, LIMITS.maxJsonDepth)) {
