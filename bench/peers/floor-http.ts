@@ -26,7 +26,8 @@
  * floor flatters Airlock.
  *
  * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
- * per turn, the replies after its commit (bench/peers/floor-sqlite.ts).
+ * per turn (a turn longer when the turn queued more than one task, as Airlock's group commit
+ * waits), the replies after its commit (bench/peers/floor-sqlite.ts).
  *
  * With `FLOOR_GUARDS=1` it is the guarded floor: the same work plus Airlock's always-on checks,
  * each a call of the project's own guard (bench/peers/floor-guards.ts), and the message decoded
@@ -251,8 +252,14 @@ function complete(res: ServerResponse, requestId: unknown, message: Record<strin
   held.push(reply);
   if (!flushing) {
     flushing = true;
-    setImmediate(flush);
+    setImmediate(endOfTurn);
   }
+}
+
+/** As Airlock's SQLite group commit: a turn that queued more than one task keeps its batch a turn longer. */
+function endOfTurn(): void {
+  if (durable !== undefined && pending.length > 1) setImmediate(flush);
+  else flush();
 }
 
 const server = createServer(handle);

@@ -2,7 +2,8 @@
  * The floor's SQLite table (bench/peers/floor-http.ts with `FLOOR_STORE=sqlite`): the least a
  * durable task table with Airlock's guarantees needs, written the way Airlock's SQLite store
  * writes: WAL, `synchronous=FULL` (each commit on disk before the replies), one transaction per
- * event-loop turn. Three B-trees per row, as the guarantees need them:
+ * event-loop turn, held open a turn longer when the turn queued more than one task (floor-http.ts,
+ * as `SqliteGroupCommit`). Three B-trees per row, as the guarantees need them:
  *
  * - the primary key on the task id (GetTask);
  * - one owner index ordered by status time, the task's `terminal` flag carried (ListTasks, and

@@ -145,7 +145,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly shares: ResolvedFairShares;
   /** Bounds of the principals' shares, so that most creations need no count (see ShareBounds). */
   private readonly shareBounds: ShareBounds;
-  /** Puts waiting for this turn's group commit (see put). */
+  /** Puts waiting for the open batch's group commit (see put and SqliteGroupCommit). */
   private readonly commits: SqliteGroupCommit;
   /** ListTasks' totalSize, reused while the owner's tasks do not change (see TotalSizeCache). */
   private readonly totals = new TotalSizeCache();

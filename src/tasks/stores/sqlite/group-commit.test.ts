@@ -127,3 +127,33 @@ describe('SqliteGroupCommit: what the shares hear of new tasks', () => {
     assert.deepEqual(closed.createdLost, ['carol']);
   });
 });
+
+describe('SqliteGroupCommit: how long a batch stays open', () => {
+  it('a put alone is written at the end of its turn', async () => {
+    const { rows, log } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    void commits.enqueue('alice@echo', { id: 't1' });
+    await turn();
+    assert.deepEqual(log, ['begin', 'write t1', 'commit']);
+  });
+
+  it('a turn that queued two puts waits a turn longer and takes in the puts of that turn: one commit', async () => {
+    const { rows, log } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    const first = [commits.enqueue('alice@echo', { id: 't1' }), commits.enqueue('bob@echo', { id: 't2' })];
+    await turn();
+    assert.deepEqual(log, [], 'still open after its first turn');
+    const late = commits.enqueue('carol@echo', { id: 't3' });
+    await Promise.all([...first, late]);
+    assert.deepEqual(log, ['begin', 'write t1', 'write t2', 'write t3', 'commit']);
+  });
+
+  it('flush (the store closing) writes an open batch at once', () => {
+    const { rows, log } = writer();
+    const commits = new SqliteGroupCommit(rows);
+    void commits.enqueue('alice@echo', { id: 't1' });
+    void commits.enqueue('bob@echo', { id: 't2' });
+    commits.flush();
+    assert.deepEqual(log, ['begin', 'write t1', 'write t2', 'commit']);
+  });
+});
