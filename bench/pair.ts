@@ -19,6 +19,12 @@
  * req/s, within one round, seconds apart, so that a slow spell of the machine that takes one row
  * of a long run and spares another does not decide a verdict.
  *
+ * With `--fresh` every server is started anew for each load (a start, the warmup, the load, a
+ * stop): a process keeps its own luck for its whole life (where its code and heap landed, what
+ * the JIT chose), worth a few µs a request on some hosts, so without it one run compares one
+ * process of each build; with it the rounds spread that luck as they spread the machine's drift.
+ * Slower: a start and a warmup every load. The data (SQLite file, audit file, schema) stays.
+ *
  * With `--store sqlite` the builds run the inbound bench's SQLite row instead (echo and auth, a
  * SQLite store, `synchronous=FULL`), and the floors among the peers write to SQLite too (no audit
  * rows, as the row has none; the guarded floor then skips the suspicious count, as Airlock does
@@ -28,7 +34,7 @@
  * floor). The database's own CPU is not in the figure, as in bench:inbound, and its processes are
  * not pinned.
  *
- * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers]
+ * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--fresh]
  *        [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2]
  *        [--connections C=50] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
  */
@@ -58,7 +64,7 @@ import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
+  'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--fresh] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
 type Peer = 'raw' | 'floor' | 'floor+guards' | 'sdk';
 /** The row the builds run: every guard (memory store, audit file), the SQLite or the PostgreSQL row. */
 type Store = 'memory' | 'sqlite' | 'postgres';
@@ -203,10 +209,11 @@ async function measure(
   return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
 
-/** `--build NAME=DIR` (repeated), `--peers`, `--store` and `--text KIND` taken out of `argv`; the rest are the common flags. */
+/** `--build NAME=DIR` (repeated), `--peers`, `--fresh`, `--store` and `--text KIND` taken out of `argv`; the rest are the common flags. */
 function takeOwnFlags(argv: readonly string[]): {
   builds: Build[];
   peers: boolean;
+  fresh: boolean;
   store: Store;
   text: string | undefined;
   rest: string[];
@@ -215,11 +222,14 @@ function takeOwnFlags(argv: readonly string[]): {
   const builds: Build[] = [];
   let text: string | undefined;
   let peers = false;
+  let fresh = false;
   let store: Store = 'memory';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--peers') {
       peers = true;
+    } else if (flag === '--fresh') {
+      fresh = true;
     } else if (flag === '--build' || flag === '--text' || flag === '--store') {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
@@ -231,7 +241,7 @@ function takeOwnFlags(argv: readonly string[]): {
       rest.push(flag);
     }
   }
-  return { builds, peers, store, text, rest };
+  return { builds, peers, fresh, store, text, rest };
 }
 
 async function main(): Promise<number> {
@@ -241,7 +251,7 @@ async function main(): Promise<number> {
     { duration: 3, rounds: 20, connections: 50, warmup: 2 },
     USAGE,
   );
-  const { builds, peers, store } = own;
+  const { builds, peers, fresh, store } = own;
   if (builds.length < (peers ? 1 : 2)) throw new Error(`give at least two builds, or one with --peers\n${USAGE}`);
   if (new Set(builds.map((build) => build.name)).size !== builds.length) throw new Error('build names must differ');
   const text = parseTextKind(own.text ?? 'hello');
@@ -256,35 +266,52 @@ async function main(): Promise<number> {
       : 'not pinned (one core, or no taskset): the load generator shares the server cores',
   );
   console.log(
-    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ${ROW_NAMES[store]}\n`,
+    `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ${ROW_NAMES[store]}${fresh ? ', every server started anew for each load' : ''}\n`,
   );
 
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend(messageText(text));
-  const servers: Started[] = [];
+  // What starts each server, once (or, with --fresh, for each of its loads).
+  const launchers: { name: string; source: string; launch: () => Promise<Started> }[] = [];
   for (const build of builds) {
     const workDir = mkdtempSync(join(tmpdir(), `airlock-pair-${build.name}-`));
     workDirs.push(workDir);
     const schema = `airlock_pair_${randomBytes(4).toString('hex')}`;
     if (store === 'postgres') schemas.push(schema);
-    const server = await start(build, store, token, body, workDir, schema);
-    pinServer(server.child.pid, plan);
-    await verifyReply(build.name, server.target);
-    servers.push(server);
-    console.log(`${build.name.padEnd(12)} pid ${server.child.pid}  ${build.dir}`);
+    launchers.push({
+      name: build.name,
+      source: build.dir,
+      launch: () => start(build, store, token, body, workDir, schema),
+    });
   }
   if (peers) {
     const workDir = mkdtempSync(join(tmpdir(), 'airlock-pair-peers-'));
     workDirs.push(workDir);
     for (const peer of ROW_PEERS[store]) {
-      const server = await startPeer(peer, store, token, body, workDir);
-      pinServer(server.child.pid, plan);
-      await verifyReply(peer, server.target);
-      servers.push(server);
-      console.log(`${peer.padEnd(12)} pid ${server.child.pid}  ${PEER_SCRIPTS[peer]}`);
+      launchers.push({
+        name: peer,
+        source: PEER_SCRIPTS[peer],
+        launch: () => startPeer(peer, store, token, body, workDir),
+      });
     }
   }
-  if (warmup > 0) for (const server of servers) await measure(server, warmup, connections);
+  /** Starts one server, pinned, its reply checked, warmed up. */
+  const ready = async (index: number): Promise<Started> => {
+    const launcher = launchers[index]!;
+    const server = await launcher.launch();
+    pinServer(server.child.pid, plan);
+    await verifyReply(launcher.name, server.target);
+    if (warmup > 0) await measure(server, warmup, connections);
+    return server;
+  };
+  const servers: Started[] = [];
+  for (let index = 0; index < launchers.length; index++) {
+    const server = await ready(index);
+    servers.push(server);
+    const { name, source } = launchers[index]!;
+    console.log(`${name.padEnd(12)} ${fresh ? 'started anew for each load' : `pid ${server.child.pid}`}  ${source}`);
+    if (fresh) await server.child.stop();
+  }
 
   const cpu: number[][] = servers.map(() => []);
   const reqPerSec: number[][] = servers.map(() => []);
@@ -295,7 +322,9 @@ async function main(): Promise<number> {
       servers.map((_, i) => i),
       round,
     )) {
-      const result = await measure(servers[index]!, duration, connections);
+      const server = fresh ? await ready(index) : servers[index]!;
+      const result = await measure(server, duration, connections);
+      if (fresh) await server.child.stop();
       cpu[index]!.push(result.cpu);
       reqPerSec[index]!.push(result.reqPerSec);
       failed += result.failed;

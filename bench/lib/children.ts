@@ -59,6 +59,8 @@ export interface ChildServer {
   readonly firstLine: string;
   /** Throws if the child has exited since it started. */
   assertAlive(): void;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once it has exited. */
+  stop(): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
@@ -140,6 +142,7 @@ function childServer(
         );
       }
     },
+    stop: () => stopChild(child),
   };
 }
 
