@@ -295,18 +295,19 @@ async function main(): Promise<number> {
       });
     }
   }
-  /** Starts one server, pinned, its reply checked, warmed up. */
-  const ready = async (index: number): Promise<Started> => {
+  /** Starts one server, pinned, its reply checked, warmed up unless told not to. */
+  const ready = async (index: number, warm = true): Promise<Started> => {
     const launcher = launchers[index]!;
     const server = await launcher.launch();
     pinServer(server.child.pid, plan);
     await verifyReply(launcher.name, server.target);
-    if (warmup > 0) await measure(server, warmup, connections);
+    if (warm && warmup > 0) await measure(server, warmup, connections);
     return server;
   };
   const servers: Started[] = [];
   for (let index = 0; index < launchers.length; index++) {
-    const server = await ready(index);
+    // With --fresh this start only checks the server: each load starts (and warms) its own.
+    const server = await ready(index, !fresh);
     servers.push(server);
     const { name, source } = launchers[index]!;
     console.log(`${name.padEnd(12)} ${fresh ? 'started anew for each load' : `pid ${server.child.pid}`}  ${source}`);

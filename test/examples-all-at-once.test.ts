@@ -84,30 +84,30 @@ const PORT_RETRY_MS = 5_000;
  * an example already running, which can keep its local port for the whole run. Two examples
  * sharing a port still fail: the first keeps it.
  */
-async function serveWhenFree(cwd: string, example: Example): Promise<Running> {
-  const deadline = Date.now() + PORT_RETRY_MS;
-  for (;;) {
-    try {
-      return await serve(cwd, example);
-    } catch (error) {
-      if (Date.now() >= deadline || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
-      await new Promise((done) => setTimeout(done, 250));
-    }
-  }
+function serveWhenFree(cwd: string, example: Example): Promise<Running> {
+  return whilePortTaken(() => serve(cwd, example));
 }
 
-/** A listener on 127.0.0.1:`port` (retried as {@link serveWhenFree} retries: the port may be held for a moment). */
-async function holdWhenFree(port: number): Promise<Server> {
-  const deadline = Date.now() + PORT_RETRY_MS;
-  for (;;) {
-    try {
-      return await new Promise<Server>((listening, failed) => {
+/** A listener on 127.0.0.1:`port`, retried as {@link serveWhenFree} is: the port may be held for a moment. */
+function holdWhenFree(port: number): Promise<Server> {
+  return whilePortTaken(
+    () =>
+      new Promise<Server>((listening, failed) => {
         const server = createServer();
         server.once('error', failed);
         server.listen(port, '127.0.0.1', () => listening(server));
-      });
+      }),
+  );
+}
+
+/** `attempt` again, 250 ms after each EADDRINUSE, until {@link PORT_RETRY_MS} have passed. */
+async function whilePortTaken<T>(attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + PORT_RETRY_MS;
+  for (;;) {
+    try {
+      return await attempt();
     } catch (error) {
-      if (Date.now() >= deadline || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      if (Date.now() >= deadline || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
       await new Promise((done) => setTimeout(done, 250));
     }
   }
