@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { parse } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 import { CLI } from './helpers/cli.js';
 
 interface Example {
@@ -40,17 +40,16 @@ interface Running {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `airlock serve` for one example in `cwd` and resolves once it listens. */
-function serve(cwd: string, example: Example): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [...CLI, 'serve', '--config', join('examples', example.name), '--log-level', 'silent'],
-    {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, AIRLOCK_DEMO_TOKEN: '', AIRLOCK_ALICE_TOKEN: '' },
-    },
-  );
+/**
+ * Starts `airlock serve` for one example in `cwd` (its shipped config, or `config` relative to
+ * `cwd`) and resolves once it listens.
+ */
+function serve(cwd: string, example: Example, config = join('examples', example.name)): Promise<Running> {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', config, '--log-level', 'silent'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, AIRLOCK_DEMO_TOKEN: '', AIRLOCK_ALICE_TOKEN: '' },
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -81,11 +80,30 @@ const PORT_RETRY_MS = 5_000;
  * the machine can hold one for a moment (a kept-alive one for seconds: three tries in 750 ms once
  * fell short on 41248). The ports are held by this process before any example starts (see
  * before()): five seconds of tries once fell short on 41248 too, most likely a connection made by
- * an example already running, which can keep its local port for the whole run. Two examples
- * sharing a port still fail: the first keeps it.
+ * an example already running, which can keep its local port for the whole run; and on 41244 while
+ * held first, by another process (see movedConfig).
  */
-function serveWhenFree(cwd: string, example: Example): Promise<Running> {
-  return whilePortTaken(() => serve(cwd, example));
+function serveWhenFree(cwd: string, example: Example, config?: string): Promise<Running> {
+  return whilePortTaken(() => serve(cwd, example, config));
+}
+
+/**
+ * A copy of `example`'s config under `cwd`/moved/ that serves on `port`, for a shipped port another
+ * process kept past {@link PORT_RETRY_MS} (a long-lived outgoing connection of any process can hold
+ * one for minutes). Its relative paths still resolve from `cwd`. Returns its path relative to `cwd`.
+ */
+function movedConfig(cwd: string, example: Example, port: number): string {
+  const document = parseDocument(readFileSync(join('examples', example.name), 'utf8'));
+  document.setIn(['server', 'port'], port);
+  mkdirSync(join(cwd, 'moved'), { recursive: true });
+  writeFileSync(join(cwd, 'moved', example.name), document.toString());
+  return join('moved', example.name);
+}
+
+/** What holds `port` on this machine, as `ss` sees it (for the diagnostic of a moved example). */
+function holderOf(port: number): string {
+  const listed = spawnSync('ss', ['-tanpH', `sport = :${port}`], { encoding: 'utf8' });
+  return listed.status === 0 ? listed.stdout.trim().replace(/\s+/g, ' ') || 'nothing now' : 'ss unavailable';
 }
 
 /** A listener on 127.0.0.1:`port`, retried as {@link serveWhenFree} is: the port may be held for a moment. */
@@ -120,6 +138,7 @@ function release(server: Server): Promise<void> {
 describe('every example at once, from one folder', () => {
   let dir: string;
   const running: Running[] = [];
+  const moved: string[] = [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'airlock-examples-'));
@@ -130,14 +149,31 @@ describe('every example at once, from one folder', () => {
     // Every port is held by a listener of this process first, so that no outgoing connection (an
     // example's own, once it runs, or any other process's) is given one as its local port; each is
     // let go just before its example starts, one example at a time.
+    // A port some other process keeps past the retries is not the examples' doing (their ports
+    // are distinct, checked below): that example serves on a free port instead, from a copy of its
+    // config, and the test says so.
     const held = new Map<Example, Server>();
+    const configs = new Map<Example, string>();
     try {
-      for (const example of examples) held.set(example, await holdWhenFree(example.port));
+      for (const example of examples) {
+        try {
+          held.set(example, await holdWhenFree(example.port));
+        } catch (error) {
+          if (!(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+          const free = await holdWhenFree(0);
+          const port = (free.address() as AddressInfo).port;
+          held.set(example, free);
+          configs.set(example, movedConfig(dir, example, port));
+          moved.push(
+            `${example.name}: port ${example.port} held by another process (${holderOf(example.port)}); served on ${port}`,
+          );
+        }
+      }
       for (const example of examples) {
         await release(held.get(example)!);
         held.delete(example);
         // Every one that did start is stopped by after(), even when a later one fails to.
-        running.push(await serveWhenFree(dir, example));
+        running.push(await serveWhenFree(dir, example, configs.get(example)));
       }
     } finally {
       for (const server of held.values()) await release(server);
@@ -154,7 +190,9 @@ describe('every example at once, from one folder', () => {
   it(
     'each serves on its own port: its card, and a call without a token (an audit row)',
     { timeout: 60_000 },
-    async () => {
+    async (t) => {
+      assert.equal(new Set(examples.map((example) => example.port)).size, examples.length, 'distinct shipped ports');
+      for (const line of moved) t.diagnostic(line);
       assert.equal(running.length, examples.length);
       assert.equal(new Set(running.map((run) => run.url)).size, running.length, 'one port each');
       for (const { example, url } of running) {
