@@ -66,6 +66,8 @@ function airlockConfig(): string {
     '  requestsPerMinute: 100000000',
     '  maxConcurrentTasks: 100000',
     '  maxConcurrentTasksPerPrincipal: 100000',
+    // The held streams are unfinished tasks of one client: above the default share of 1,000.
+    '  maxTasksPerPrincipal: 100000',
     '  maxStreams: 100000',
     '  maxStreamsPerPrincipal: 100000',
     'agents:',
