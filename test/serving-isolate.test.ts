@@ -1,7 +1,7 @@
 /**
  * What the serving thread of `airlock serve` loads. The config's and the upstream registry's
  * schema checks run in worker threads of their own (src/config/off-thread.ts), so TypeBox (683
- * modules, a quarter of the serving heap when it sits there; see docs/PERFORMANCE.md) never
+ * modules, a quarter of the serving heap when it sits there; see docs/PERFORMANCE-LOG.md) never
  * enters the main thread: not at start, not on a reload, not for a
  * gateway with an upstream registry. The module list comes from a loader hook registered in the
  * main thread only.

@@ -15,7 +15,7 @@
  * of its text (the audit file is on), an in-flight slot of the client's (held until its audit
  * rows are written) and the audit rows' safety check.
  *
- * Left out, as in the row they are the off-by-default extras (priced apart in PERFORMANCE.md):
+ * Left out, as in the row they are the off-by-default extras (priced apart in docs/PERFORMANCE-LOG.md):
  * the reply's secret scrubbing, `X-Forwarded-For` from a trusted proxy, the `X-API-Key` header
  * and the REST routes.
  *

@@ -6,7 +6,7 @@
  * (`taskset`, a cpuset, a container with `--cpus=1`), those threads take that core from the event
  * loop during each old-generation collection, and requests wait: the bench measured 12 ms added to
  * the p99 at 1,000 req/s with the default and 1.7 ms with the flag, at no CPU cost it could show
- * (docs/PERFORMANCE.md). With cores to spare the helper threads are free, so the default stays.
+ * (docs/PERFORMANCE-LOG.md). With cores to spare the helper threads are free, so the default stays.
  *
  * V8 takes the flag only on node's command line (not in `NODE_OPTIONS`, and `v8.setFlagsFromString`
  * after start-up aborts the process in a later collection), so a process that needs it is started

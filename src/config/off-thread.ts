@@ -1,7 +1,7 @@
 /**
  * Loading a configuration with its schema check in a worker thread of its own. TypeBox (683
  * modules) then never enters the serving isolate, where it would stay for the process's life (a
- * quarter of the heap, 14 MB of RSS; docs/PERFORMANCE.md) though it runs only at start and on
+ * quarter of the heap, 14 MB of RSS; docs/PERFORMANCE-LOG.md) though it runs only at start and on
  * reload. The file is read, parsed and interpolated here; the interpolated
  * document goes to the worker by structured clone and comes back checked, with defaults; the key
  * material is read here (./resolve.ts). Errors are the same `ConfigError`s as `parseConfig`'s.

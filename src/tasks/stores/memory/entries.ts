@@ -116,7 +116,7 @@ export class Entry implements SortKey {
    * what a collection moved. One flat string is one object to copy and, once promoted, a leaf the
    * marker does not scan; the object tree of the task dies young. A string rather than a UTF-8
    * buffer of its own: no `ArrayBuffer` to allocate and sweep per task (3 µs a request less on one
-   * core, docs/PERFORMANCE.md), and at most two bytes per UTF-16 unit where UTF-8 takes up to three
+   * core, docs/PERFORMANCE-LOG.md), and at most two bytes per UTF-16 unit where UTF-8 takes up to three
    * (the store charges units, `memory/bytes.ts`). The price: a parse per read (a get, a page). Made
    * by {@link heldFormOf}.
    */

@@ -5,7 +5,7 @@
  * nor an answer lost on a dead network: the client gives up too, a grace period later. pg's own
  * `query_timeout` does that with a timer per query, and under load that timer keeps the batch a
  * group commit has in flight alive past collections: the PostgreSQL row promoted 1.94 KB a
- * request with it and 1.05 KB without (`--trace-gc-nvp`, 2026-12-04; docs/PERFORMANCE.md, "One
+ * request with it and 1.05 KB without (`--trace-gc-nvp`, 2026-12-04; docs/PERFORMANCE-LOG.md, "One
  * read timer per pool"). Here each query notes the tick it started in, one
  * unref'd interval counts ticks while the pool has connections, and a query still running after
  * its limit has its connection destroyed: it and every query queued on that connection fail
