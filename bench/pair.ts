@@ -30,9 +30,9 @@
  * rows, as the row has none; the guarded floor then skips the suspicious count, as Airlock does
  * without an audit trail); the SDK is left out (its target is the every-guard row's). With
  * `--store postgres` they run its PostgreSQL row (DATABASE_URL or the local `test` database, a
- * schema of each build's own, dropped at the end); raw is the only peer (there is no PostgreSQL
- * floor). The database's own CPU is not in the figure, as in bench:inbound, and its processes are
- * not pinned.
+ * schema of each build's own, dropped at the end), and the floors write to a PostgreSQL table
+ * (bench/peers/floor-postgres.ts, a schema each, no audit rows); the SDK is left out. The
+ * database's own CPU is not in the figure, as in bench:inbound, and its processes are not pinned.
  *
  * Usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--fresh]
  *        [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2]
@@ -47,6 +47,7 @@ import {
   dropBenchSchemas,
   installShutdown,
   parseCommonFlags,
+  BENCH_DATABASE_URL,
   postgresStoreLines,
   printMachine,
   roundOrder,
@@ -81,12 +82,13 @@ const CPU_TARGETS: Readonly<Record<Store, number>> = {
 };
 /**
  * The peers each row is read against: the SDK's target is the every-guard row's; the SQLite row
- * has its own floor and guarded floor (their tasks in a SQLite table); PostgreSQL has no floor.
+ * and the PostgreSQL row have their own floor and guarded floor (their tasks in a table of that
+ * database).
  */
 const ROW_PEERS: Readonly<Record<Store, readonly Peer[]>> = {
   memory: ['raw', 'floor', 'floor+guards', 'sdk'],
   sqlite: ['raw', 'floor', 'floor+guards'],
-  postgres: ['raw'],
+  postgres: ['raw', 'floor', 'floor+guards'],
 };
 const PEER_SCRIPTS: Readonly<Record<Peer, string>> = {
   raw: 'bench/peers/raw-http.ts',
@@ -100,6 +102,18 @@ const PAUSE_BETWEEN_RUNS_MS = 250;
 const workDirs: string[] = [];
 /** The builds' PostgreSQL schemas (`--store postgres`). */
 const schemas: string[] = [];
+/** The PostgreSQL floors' schemas, one a peer for the whole run (dropped at the end with the builds'). */
+const peerSchemas = new Map<Peer, string>();
+
+function peerSchema(peer: Peer): string {
+  let schema = peerSchemas.get(peer);
+  if (schema === undefined) {
+    schema = `airlock_pair_floor_${randomBytes(4).toString('hex')}`;
+    peerSchemas.set(peer, schema);
+    schemas.push(schema);
+  }
+  return schema;
+}
 
 interface Build {
   name: string;
@@ -167,22 +181,26 @@ async function start(
  * and its table there), the guarded floor or the SDK's server, as bench:inbound starts them.
  */
 async function startPeer(peer: Peer, store: Store, token: string, body: string, workDir: string): Promise<Started> {
-  const floor: Record<string, string> =
+  const guarded = peer === 'floor+guards';
+  const floorStore: Record<string, string> =
     store === 'sqlite'
-      ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-sqlite') }
-      : { FLOOR_AUDIT_FILE: join(workDir, 'floor-audit.jsonl') };
-  const env: Record<string, string> =
-    peer === 'floor'
-      ? { BENCH_TOKEN: token, ...floor }
-      : peer === 'floor+guards'
+      ? {
+          FLOOR_AUDIT: '0',
+          FLOOR_STORE: 'sqlite',
+          FLOOR_DATA: join(workDir, guarded ? 'floor-guards-sqlite' : 'floor-sqlite'),
+        }
+      : store === 'postgres'
         ? {
-            BENCH_TOKEN: token,
-            FLOOR_GUARDS: '1',
-            ...(store === 'sqlite'
-              ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir, 'floor-guards-sqlite') }
-              : { FLOOR_AUDIT_FILE: join(workDir, 'floor-guards-audit.jsonl') }),
+            FLOOR_AUDIT: '0',
+            FLOOR_STORE: 'postgres',
+            DATABASE_URL: BENCH_DATABASE_URL,
+            FLOOR_SCHEMA: peerSchema(peer),
           }
-        : { BENCH_TOKEN: token };
+        : { FLOOR_AUDIT_FILE: join(workDir, guarded ? 'floor-guards-audit.jsonl' : 'floor-audit.jsonl') };
+  const env: Record<string, string> =
+    peer === 'floor' || guarded
+      ? { BENCH_TOKEN: token, ...(guarded && { FLOOR_GUARDS: '1' }), ...floorStore }
+      : { BENCH_TOKEN: token };
   const child = await startChild({ name: peer, script: PEER_SCRIPTS[peer], env });
   return {
     name: peer,

@@ -2,8 +2,9 @@
  * The bench's floors (bench/peers/floor-http.ts) are what Airlock's rows are judged against, so a
  * floor that answered without doing its work would flatter nothing but would mislead every
  * reading. These start the guarded floor as `bench:pair` does and check that it does the work and
- * refuses what Airlock refuses: on the memory row (audit rows written) and on the SQLite row (its
- * tasks in the SQLite table, no audit rows).
+ * refuses what Airlock refuses: on the memory row (audit rows written), on the SQLite row (its
+ * tasks in the SQLite table, no audit rows) and on the PostgreSQL row (its tasks in its schema's
+ * table, each client's share kept).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { BENCH_DATABASE_URL } from '../bench/lib/common.js';
 import { messageSend, requestHeaders } from '../bench/lib/inbound-config.js';
 
 const TOKEN = 'floor-test-token-0123456789abcdef';
@@ -111,5 +114,41 @@ describe('the guarded floor (bench/peers/floor-http.ts, FLOOR_GUARDS=1)', () => 
     }
     assert.equal(existsSync(join(dir, 'audit.jsonl')), false);
     assert.equal((await send(url, { 'content-type': 'application/json' })).status, 401);
+  });
+
+  it('on the PostgreSQL row: the task is in its schema before the reply, and the share of 1,000 holds', async () => {
+    const schema = `airlock_floor_test_${process.pid}`;
+    const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      const { url } = await startFloor({
+        FLOOR_GUARDS: '1',
+        FLOOR_AUDIT: '0',
+        FLOOR_STORE: 'postgres',
+        DATABASE_URL: BENCH_DATABASE_URL,
+        FLOOR_SCHEMA: schema,
+      });
+      const ok = await send(url, requestHeaders(TOKEN));
+      assert.equal(ok.status, 200);
+      const { result } = (await ok.json()) as { result: { id: string } };
+      // The reply is sent after its batch's commit: the row is there by now.
+      const one = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks WHERE id = $1`, [
+        result.id,
+      ]);
+      assert.equal(one.rows[0]!.n, 1);
+      // 1,010 tasks of one client, 20 at a time: its oldest finished ones give way past 1,000.
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          while (next++ < 1_009) assert.equal((await send(url, requestHeaders(TOKEN))).status, 200);
+        }),
+      );
+      const all = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
+      assert.equal(all.rows[0]!.n, 1_000);
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    }
   });
 });

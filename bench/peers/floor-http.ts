@@ -27,7 +27,9 @@
  *
  * With `FLOOR_STORE=sqlite` the tasks go to a SQLite table instead of the `Map`: one transaction
  * per turn (a turn longer when the turn queued more than one task, as Airlock's group commit
- * waits), the replies after its commit (bench/peers/floor-sqlite.ts).
+ * waits), the replies after its commit (bench/peers/floor-sqlite.ts). With `FLOOR_STORE=postgres`
+ * to a PostgreSQL table: one batch in flight at a time, the turns' tasks meanwhile in the next,
+ * the replies after its commit (bench/peers/floor-postgres.ts).
  *
  * With `FLOOR_GUARDS=1` it is the guarded floor: the same work plus Airlock's always-on checks,
  * each a call of the project's own guard (bench/peers/floor-guards.ts), and the message decoded
@@ -37,8 +39,9 @@
  * Run by bench/inbound.ts; prints `listening on http://127.0.0.1:PORT` first.
  * Env: PORT (default 0), BENCH_TOKEN (required), FLOOR_AUDIT (`0` for no audit rows),
  * FLOOR_AUDIT_FILE (default: a file in the system's temporary directory, removed on exit),
- * FLOOR_STORE (`sqlite`), FLOOR_DATA (its directory; default a new temporary one), FLOOR_GUARDS
- * (`1` for the guarded floor).
+ * FLOOR_STORE (`sqlite` or `postgres`), FLOOR_DATA (SQLite: its directory; default a new temporary
+ * one), DATABASE_URL and FLOOR_SCHEMA (PostgreSQL: default the local `test` database, schema
+ * `airlock_floor`), FLOOR_GUARDS (`1` for the guarded floor).
  */
 import { createHash, hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -49,6 +52,7 @@ import { join } from 'node:path';
 import { newTaskId } from '../../src/tasks/ids.js';
 import type { Release } from '../../src/server/limits/index.js';
 import { createFloorGuards, type FloorGuards } from './floor-guards.js';
+import { openFloorPostgres, type FloorPostgres } from './floor-postgres.js';
 import { openFloorSqlite, type FloorStore, type TaskRow } from './floor-sqlite.js';
 
 const HOST = '127.0.0.1';
@@ -79,12 +83,40 @@ let pending: TaskRow[] = [];
 /** The SQLite directory made here (no FLOOR_DATA), removed on exit. */
 let dataDir: string | undefined;
 const durable: FloorStore | undefined = openStore(process.env.FLOOR_STORE);
+const postgres: FloorPostgres | undefined =
+  process.env.FLOOR_STORE === 'postgres'
+    ? await openFloorPostgres(
+        process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        process.env.FLOOR_SCHEMA ?? 'airlock_floor',
+      )
+    : undefined;
+/** PostgreSQL: the tasks and replies waiting for the batch in flight to be committed. */
+let queuedRows: TaskRow[] = [];
+let queuedReplies: (() => void)[] = [];
+let committing = false;
 
 function openStore(kind: string | undefined): FloorStore | undefined {
-  if (kind === undefined || kind === '') return undefined;
+  if (kind === undefined || kind === '' || kind === 'postgres') return undefined;
   if (kind === 'sqlite')
     return openFloorSqlite(process.env.FLOOR_DATA ?? (dataDir = mkdtempSync(join(tmpdir(), 'floor-data-'))));
-  throw new Error(`floor-http: FLOOR_STORE must be sqlite, not ${kind}`);
+  throw new Error(`floor-http: FLOOR_STORE must be sqlite or postgres, not ${kind}`);
+}
+
+/**
+ * As Airlock's PostgreSQL group commit: one batch at a time; what arrives meanwhile goes in the
+ * next, sent at the end of the turn in which the batch before it was committed.
+ */
+function commitQueued(store: FloorPostgres): void {
+  committing = true;
+  const rows = queuedRows;
+  const replies = queuedReplies;
+  queuedRows = [];
+  queuedReplies = [];
+  void store.commit(rows).then(() => {
+    for (const reply of replies) reply();
+    if (queuedRows.length > 0) setImmediate(commitQueued, store);
+    else committing = false;
+  });
 }
 
 let lastMs = 0;
@@ -127,6 +159,13 @@ function flush(): void {
   if (durable !== undefined && pending.length > 0) {
     durable.commit(pending);
     pending = [];
+  }
+  if (postgres !== undefined && pending.length > 0) {
+    for (const row of pending) queuedRows.push(row);
+    for (const reply of replies) queuedReplies.push(reply);
+    pending = [];
+    if (!committing) commitQueued(postgres);
+    return;
   }
   for (const reply of replies) reply();
 }
@@ -242,7 +281,7 @@ function complete(res: ServerResponse, requestId: unknown, message: Record<strin
       outputChars: inputChars,
     });
   }
-  if (durable !== undefined)
+  if (durable !== undefined || postgres !== undefined)
     pending.push({ id, owner: 'bench', statusMs: Date.parse(time), body: JSON.stringify(task) });
   const body = JSON.stringify({ jsonrpc: '2.0', id: requestId, result: task });
   const reply = (): void => {
@@ -272,6 +311,7 @@ function stop(): void {
   server.close(() => {
     if (auditFd !== -1) closeSync(auditFd);
     durable?.close();
+    void postgres?.close();
     if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
     if (auditDir !== undefined) rmSync(auditDir, { recursive: true, force: true });
     process.exit(0);
