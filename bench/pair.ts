@@ -377,7 +377,7 @@ async function main(): Promise<number> {
       name: server.name,
       figures: { cpu: cpu[index]!, reqPerSec: reqPerSec[index]! },
     }));
-    console.log(`\n${renderPeerTable(figures, CPU_TARGETS[store], store === 'memory')}`);
+    console.log(`\n${renderPeerTable(figures, CPU_TARGETS[store], store === 'memory', { fresh })}`);
   }
   if (failed > 0) console.log(`\nWARNING: ${failed} requests failed (non-2xx, errors or timeouts)`);
   if (json) {

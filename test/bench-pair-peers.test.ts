@@ -108,6 +108,27 @@ describe('bench:pair --peers', () => {
     assert.throws(() => renderPeerTable([head], 0.3, false), /raw is not among/);
   });
 
+  it('gives no flatness figure for fresh processes, whose rounds are each a process of its own', () => {
+    const raw = {
+      name: 'raw',
+      figures: { cpu: [25, 25, 25, 25, 25], reqPerSec: [40_000, 40_000, 40_000, 40_000, 40_000] },
+    };
+    const head = {
+      name: 'head',
+      figures: { cpu: [50, 50, 50, 50, 50], reqPerSec: [20_000, 20_000, 20_000, 20_000, 10_000] },
+    };
+    const kept = renderPeerTable([head, raw], 0.5, true).split('\n');
+    assert.match(
+      kept.find((line) => line.startsWith('head'))!,
+      /0\.50×\s*$/,
+    );
+    const fresh = renderPeerTable([head, raw], 0.5, true, { fresh: true }).split('\n');
+    assert.match(fresh[0]!, /last\/first fifth/);
+    const headLine = fresh.find((line) => line.startsWith('head'))!;
+    assert.match(headLine, /— \(fresh processes\)\s*$/);
+    assert.doesNotMatch(headLine, /0\.50×\s*$/);
+  });
+
   it('reads each build against the guarded floor, and the guarded floor against the floor', () => {
     const raw = { name: 'raw', figures: { cpu: [25, 25], reqPerSec: [40_000, 40_000] } };
     const head = { name: 'head', figures: { cpu: [60, 60], reqPerSec: [16_000, 16_000] } };

@@ -154,12 +154,22 @@ export interface NamedFigures {
  * every-guard row's, req/s too), the floor, the guarded floor and the SDK, whichever of the last
  * three ran, each the median of the rounds' ratios with how many rounds reach the target.
  *
+ * With `fresh` (every load a new process, `bench:pair --fresh`) the flatness cell says so instead
+ * of a figure: the target is about one process serving on past the store's cap, and each round of
+ * such a run is a process of its own, so its late rounds over its early ones are only the host's
+ * drift.
+ *
  * @example
  * ```ts
  * console.log(renderPeerTable([{ name: 'head', figures: head }, { name: 'raw', figures: raw }], 0.3, false));
  * ```
  */
-export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: number, readsReqTarget: boolean): string {
+export function renderPeerTable(
+  servers: readonly NamedFigures[],
+  cpuTarget: number,
+  readsReqTarget: boolean,
+  options: { fresh?: boolean } = {},
+): string {
   const of = (name: string): RoundFigures | undefined => servers.find((server) => server.name === name)?.figures;
   const raw = of('raw');
   if (raw === undefined) throw new Error('renderPeerTable: raw is not among the servers');
@@ -177,7 +187,11 @@ export function renderPeerTable(servers: readonly NamedFigures[], cpuTarget: num
         shown(reading.vsRaw),
         reached(reading.vsRaw),
         ...(readsReqTarget
-          ? [shown(reading.reqVsRaw), reached(reading.reqVsRaw), `${reading.flat.ratio.toFixed(2)}×`]
+          ? [
+              shown(reading.reqVsRaw),
+              reached(reading.reqVsRaw),
+              options.fresh === true ? '— (fresh processes)' : `${reading.flat.ratio.toFixed(2)}×`,
+            ]
           : []),
         ...(reading.vsFloor === undefined
           ? []
