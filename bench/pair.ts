@@ -55,9 +55,9 @@ import {
   writeResult,
 } from './lib/common.js';
 import { startChild, type ChildServer } from './lib/children.js';
-import { cpuMicros, pinGenerator, pinServer } from './lib/cpu.js';
+import { cpuPerRequest, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
 import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
-import { runLoad, verifyReply, type Target } from './lib/load.js';
+import { verifyReply, type Target } from './lib/load.js';
 import { GUARDED_CPU_TARGET, POSTGRES_CPU_TARGET, SQLITE_CPU_TARGET } from './lib/inbound-summary.js';
 import { renderPeerTable } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
@@ -211,20 +211,12 @@ async function startPeer(peer: Peer, store: Store, token: string, body: string, 
 }
 
 /** One load of one server: its CPU µs a request (as bench:inbound counts it), and its failures. */
-async function measure(
+function measure(
   server: Started,
   duration: number,
   connections: number,
 ): Promise<{ cpu: number; reqPerSec: number; failed: number }> {
-  server.child.assertAlive();
-  const before = cpuMicros(server.child.pid);
-  const stats = await runLoad(server.target, { connections, pipelining: 1, duration });
-  const after = cpuMicros(server.child.pid);
-  const cpu =
-    before === undefined || after === undefined || stats.requests === 0
-      ? Number.NaN
-      : (after - before) / stats.requests;
-  return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
+  return cpuPerRequest(server.child, server.target, duration, connections);
 }
 
 /** `--build NAME=DIR` (repeated), `--peers`, `--fresh`, `--store` and `--text KIND` taken out of `argv`; the rest are the common flags. */
@@ -278,11 +270,7 @@ async function main(): Promise<number> {
   const startedAt = new Date();
   printMachine();
   const plan = pinGenerator();
-  console.log(
-    plan.pinned
-      ? `pinned: servers on core ${plan.server}, load generator on core ${plan.generator}`
-      : 'not pinned (one core, or no taskset): the load generator shares the server cores',
-  );
+  console.log(describePlan(plan));
   console.log(
     `${rounds} rounds × ${duration} s per build, ${connections} connections, text ${text}, ${ROW_NAMES[store]}${fresh ? ', every server started anew for each load' : ''}\n`,
   );

@@ -18,6 +18,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { runLoad, type Target } from './load.js';
 
 /** Clock ticks per second of `/proc/<pid>/stat` (`getconf CLK_TCK`; 100 on Linux x86-64). */
 const TICKS_PER_SECOND = clockTicks();
@@ -104,4 +105,45 @@ export function pinServer(pid: number | undefined, plan: CorePlan): boolean {
 function taskset(pid: number, core: number): boolean {
   const answer = spawnSync('taskset', ['-a', '-cp', String(core), String(pid)], { encoding: 'utf8' });
   return answer.status === 0;
+}
+
+/**
+ * The line a bench prints about its cores: where the servers and the load generator run.
+ *
+ * @example
+ * ```ts
+ * console.log(describePlan(pinGenerator())); // 'pinned: servers on core 0, load generator on core 1'
+ * ```
+ */
+export function describePlan(plan: CorePlan): string {
+  return plan.pinned
+    ? `pinned: servers on core ${plan.server}, load generator on core ${plan.generator}`
+    : 'not pinned (one core, or no taskset): the load generator shares the server cores';
+}
+
+/**
+ * One closed-loop load of a server (pipelining 1): the server's CPU µs a request over it (user +
+ * system, every thread, from `/proc`; NaN where it cannot be read or nothing was answered), its
+ * req/s and its failed requests (non-2xx, errors and timeouts).
+ *
+ * @example
+ * ```ts
+ * const { cpu, failed } = await cpuPerRequest(child, target, 3, 50);
+ * ```
+ */
+export async function cpuPerRequest(
+  server: { readonly pid: number | undefined; assertAlive(): void },
+  target: Target,
+  duration: number,
+  connections: number,
+): Promise<{ cpu: number; reqPerSec: number; failed: number }> {
+  server.assertAlive();
+  const before = cpuMicros(server.pid);
+  const stats = await runLoad(target, { connections, pipelining: 1, duration });
+  const after = cpuMicros(server.pid);
+  const cpu =
+    before === undefined || after === undefined || stats.requests === 0
+      ? Number.NaN
+      : (after - before) / stats.requests;
+  return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
 }
