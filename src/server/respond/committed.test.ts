@@ -3,6 +3,7 @@ import { createServer, request, type Server, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { releaseBatch } from '../../tasks/stores/batch-release.js';
 import { committedResponses, endOfTurn } from './committed.js';
 
 let server: Server;
@@ -59,6 +60,36 @@ describe('responses released at the end of the turn', () => {
     assert.equal(settled, false, 'not within the turn');
     await first;
     assert.notEqual(endOfTurn(), first, 'the next turn has its own');
+  });
+
+  it('endOfTurn among the callers a group commit releases: settled once they have run, before the next turn', async () => {
+    const order: string[] = [];
+    let resolve!: () => void;
+    const put = new Promise<void>((settle) => (resolve = settle));
+    const callers = [0, 1, 2].map(async (index) => {
+      await put;
+      for (let hop = 0; hop < index * 3; hop++) await Promise.resolve();
+      const ending = endOfTurn();
+      order.push(`answered ${index}`);
+      await ending;
+      order.push(`released ${index}`);
+    });
+    setImmediate(() => {
+      releaseBatch(resolve);
+      setImmediate(() => order.push('next turn'));
+    });
+    await Promise.all(callers);
+    await nextTurn();
+    await nextTurn();
+    assert.deepEqual(order, [
+      'answered 0',
+      'answered 1',
+      'answered 2',
+      'released 0',
+      'released 1',
+      'released 2',
+      'next turn',
+    ]);
   });
 
   it("a response's output leaves at the end of the turn, not when end() is called", async () => {

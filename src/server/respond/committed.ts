@@ -28,6 +28,7 @@
  * ```
  */
 import { ServerResponse } from 'node:http';
+import { inBatchRelease } from '../../tasks/stores/batch-release.js';
 
 type Call = (...args: unknown[]) => unknown;
 
@@ -54,10 +55,15 @@ function getterOf(name: 'headersSent' | 'writableEnded'): Call {
 
 /** The promise of the current turn's end; made by the first response of the turn. */
 let turnEnding: Promise<void> | undefined;
+/** The promise of the current batch release's end (see {@link endOfTurn}). */
+let releaseEnding: Promise<void> | undefined;
 
 /**
  * A promise that settles at the end of this event-loop turn (`setImmediate`: after the poll
- * phase has handled every socket that was ready), one per turn however many wait on it.
+ * phase has handled every socket that was ready), one per turn however many wait on it. Among
+ * the callers a group commit releases at the end of a turn (`inBatchRelease`: the SQLite
+ * store's), it settles once their continuations have run instead: they are the turn's last work,
+ * and a `setImmediate` from there would wait for the next turn, its poll phase included.
  *
  * @example
  * ```ts
@@ -65,6 +71,19 @@ let turnEnding: Promise<void> | undefined;
  * ```
  */
 export function endOfTurn(): Promise<void> {
+  if (inBatchRelease()) {
+    // A tick queued from a microtask runs once the microtask queue is empty: every response of
+    // the release has been written (and held) by then.
+    releaseEnding ??= new Promise((resolve) => {
+      queueMicrotask(() =>
+        process.nextTick(() => {
+          releaseEnding = undefined;
+          resolve();
+        }),
+      );
+    });
+    return releaseEnding;
+  }
   turnEnding ??= new Promise((resolve) => {
     setImmediate(() => {
       turnEnding = undefined;

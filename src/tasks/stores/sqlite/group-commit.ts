@@ -19,6 +19,7 @@
  * commits.flush(); // on close: queued puts land before the database closes
  * ```
  */
+import { releaseBatch } from '../batch-release.js';
 import { ownerConflict } from '../durable.js';
 import { StoreUnavailableError } from '../errors.js';
 import { principalOfOwner } from '../principal.js';
@@ -189,7 +190,9 @@ export class SqliteGroupCommit {
     // Counts read while the batch was queued must not outlive it.
     for (const put of batch) writer.changed(put.owner);
     if (changes !== undefined) {
-      batch.forEach((put, index) => settlePut(writer, put, changes[index] ?? 0));
+      // The callers' responses, once the puts' continuations write them, leave in this turn
+      // (batch-release.ts): this flush already runs at the end of a turn.
+      releaseBatch(() => batch.forEach((put, index) => settlePut(writer, put, changes[index] ?? 0)));
       return;
     }
     for (const put of batch) {
