@@ -39,7 +39,7 @@
  *        [--connections C=50] [--text hello|ascii-4k|latin-4k|cyrillic-4k|chinese-4k] [--json]
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,7 +47,6 @@ import {
   dropBenchSchemas,
   installShutdown,
   parseCommonFlags,
-  BENCH_DATABASE_URL,
   postgresStoreLines,
   printMachine,
   roundOrder,
@@ -56,13 +55,19 @@ import {
 } from './lib/common.js';
 import { startChild, type ChildServer } from './lib/children.js';
 import { cpuPerRequest, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
-import { airlockConfig, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
+import {
+  airlockConfig,
+  floorStoreEnv,
+  guardedHeaders,
+  messageSend,
+  requestHeaders,
+  startPinnedAirlock,
+} from './lib/inbound-config.js';
 import { verifyReply, type Target } from './lib/load.js';
 import { GUARDED_CPU_TARGET, POSTGRES_CPU_TARGET, SQLITE_CPU_TARGET } from './lib/inbound-summary.js';
 import { renderPeerTable } from './lib/pair-peers.js';
 import { median, renderTable } from './lib/report.js';
 import { messageText, parseTextKind, TEXT_KINDS } from './lib/texts.js';
-import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
   'usage: node --import tsx bench/pair.ts --build NAME=DIR [--build NAME=DIR ...] [--peers] [--fresh] [--store memory|sqlite|postgres] [--rounds N=20] [--duration S=3] [--warmup S=2] [--connections C=50] [--text KIND] [--json]';
@@ -151,18 +156,15 @@ async function start(
   workDir: string,
   schema: string,
 ): Promise<Started> {
-  const configPath = join(workDir, 'airlock.yaml');
   const guarded = store === 'memory';
   const storeLines = store === 'postgres' ? postgresStoreLines(schema) : [];
-  writeFileSync(configPath, airlockConfig(guarded, workDir, storeLines), { mode: 0o600 });
-  const data = store === 'sqlite' ? ['--data', join(workDir, 'sqlite')] : [];
-  const child = await startChild({
+  const child = await startPinnedAirlock({
     name: build.name,
-    script: join(build.dir, 'dist', 'cli', 'main.js'),
-    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
-    env: { BENCH_TOKEN: token },
-    startOnCore: 0,
-    servingPid: () => readServePid(serveFiles(configPath)),
+    buildDir: build.dir,
+    workDir,
+    config: airlockConfig(guarded, workDir, storeLines),
+    ...(store === 'sqlite' && { dataDir: join(workDir, 'sqlite') }),
+    token,
   });
   return {
     name: build.name,
@@ -184,18 +186,9 @@ async function startPeer(peer: Peer, store: Store, token: string, body: string, 
   const guarded = peer === 'floor+guards';
   const floorStore: Record<string, string> =
     store === 'sqlite'
-      ? {
-          FLOOR_AUDIT: '0',
-          FLOOR_STORE: 'sqlite',
-          FLOOR_DATA: join(workDir, guarded ? 'floor-guards-sqlite' : 'floor-sqlite'),
-        }
+      ? floorStoreEnv('sqlite', join(workDir, guarded ? 'floor-guards-sqlite' : 'floor-sqlite'))
       : store === 'postgres'
-        ? {
-            FLOOR_AUDIT: '0',
-            FLOOR_STORE: 'postgres',
-            DATABASE_URL: BENCH_DATABASE_URL,
-            FLOOR_SCHEMA: peerSchema(peer),
-          }
+        ? floorStoreEnv('postgres', peerSchema(peer))
         : { FLOOR_AUDIT_FILE: join(workDir, guarded ? 'floor-guards-audit.jsonl' : 'floor-audit.jsonl') };
   const env: Record<string, string> =
     peer === 'floor' || guarded

@@ -14,12 +14,11 @@
  *   [--duration S=3] [--warmup S=2] [--connections C=50] [--json]
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startChild, type ChildServer } from './lib/children.js';
 import {
-  BENCH_DATABASE_URL,
   dropBenchSchemas,
   installShutdown,
   parseCommonFlags,
@@ -30,10 +29,9 @@ import {
   writeResult,
 } from './lib/common.js';
 import { cpuPerRequest, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
-import { airlockConfig, messageSend, requestHeaders } from './lib/inbound-config.js';
+import { airlockConfig, floorStoreEnv, messageSend, requestHeaders, startPinnedAirlock } from './lib/inbound-config.js';
 import { verifyReply, type Target } from './lib/load.js';
 import { median, renderTable } from './lib/report.js';
-import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
   'usage: node --import tsx bench/stores-apart.ts [--store postgres|sqlite] [--rounds N=12] [--duration S=3] [--warmup S=2] [--connections C=50] [--json]';
@@ -78,28 +76,26 @@ function schemaFor(): string {
 
 async function startAirlock(name: string, store: Store | undefined, token: string, body: string): Promise<Server> {
   const dir = workDir(name);
-  const config = join(dir, 'airlock.yaml');
   const storeLines = store === 'postgres' ? postgresStoreLines(schemaFor()) : [];
-  writeFileSync(config, airlockConfig(false, dir, storeLines), { mode: 0o600 });
-  const data = store === 'sqlite' ? ['--data', join(dir, 'sqlite')] : [];
-  const child = await startChild({
+  const child = await startPinnedAirlock({
     name,
-    script: join(REPO_ROOT, 'dist', 'cli', 'main.js'),
-    args: ['serve', '--config', config, '--log-level', 'silent', '--gc', 'auto', ...data],
-    env: { BENCH_TOKEN: token },
-    startOnCore: 0,
-    servingPid: () => readServePid(serveFiles(config)),
+    buildDir: REPO_ROOT,
+    workDir: dir,
+    config: airlockConfig(false, dir, storeLines),
+    ...(store === 'sqlite' && { dataDir: join(dir, 'sqlite') }),
+    token,
   });
   return { name, child, target: { url: `${child.baseUrl}/a2a/echo`, headers: requestHeaders(token), body } };
 }
 
 async function startFloor(name: string, store: Store | undefined, token: string, body: string): Promise<Server> {
-  const env: Record<string, string> = { BENCH_TOKEN: token, FLOOR_AUDIT: '0' };
-  if (store === 'postgres') {
-    Object.assign(env, { FLOOR_STORE: 'postgres', DATABASE_URL: BENCH_DATABASE_URL, FLOOR_SCHEMA: schemaFor() });
-  } else if (store === 'sqlite') {
-    Object.assign(env, { FLOOR_STORE: 'sqlite', FLOOR_DATA: join(workDir(name), 'sqlite') });
-  }
+  const env: Record<string, string> =
+    store === undefined
+      ? { BENCH_TOKEN: token, FLOOR_AUDIT: '0' }
+      : {
+          BENCH_TOKEN: token,
+          ...floorStoreEnv(store, store === 'sqlite' ? join(workDir(name), 'sqlite') : schemaFor()),
+        };
   const child = await startChild({ name, script: 'bench/peers/floor-http.ts', env });
   return { name, child, target: { url: `${child.baseUrl}/`, headers: requestHeaders(token), body } };
 }

@@ -3,8 +3,11 @@
  * request headers and the gateway's config, shared by bench/inbound.ts and bench/pair.ts so that
  * a paired run measures exactly the bench's every-guard row.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ECHO_AGENT_AND_CLIENT } from './common.js';
+import { readServePid, serveFiles } from '../../src/server/reload/pid-file.js';
+import { startChild, type ChildServer } from './children.js';
+import { BENCH_DATABASE_URL, ECHO_AGENT_AND_CLIENT } from './common.js';
 
 /** The v0.3 `message/send` every server is sent, with the text of `--text` ('hello' by default). */
 export function messageSend(text: string): string {
@@ -61,4 +64,50 @@ export function requestHeaders(token: string): Record<string, string> {
  */
 export function guardedHeaders(token: string): Record<string, string> {
   return { ...requestHeaders(token), 'x-forwarded-for': '127.0.0.1' };
+}
+
+/**
+ * Writes `config` to `workDir/airlock.yaml` and starts `airlock serve --gc auto` from
+ * `buildDir`'s `dist/` on the servers' core, as a one-core host starts it (with `dataDir`, the
+ * SQLite store there); the child's pid is the serving process's, read from its pid file.
+ *
+ * @example
+ * ```ts
+ * const child = await startPinnedAirlock({ name: 'head', buildDir: '.', workDir, config: airlockConfig(true, workDir), token });
+ * ```
+ */
+export function startPinnedAirlock(spec: {
+  name: string;
+  buildDir: string;
+  workDir: string;
+  config: string;
+  dataDir?: string;
+  token: string;
+}): Promise<ChildServer> {
+  const configPath = join(spec.workDir, 'airlock.yaml');
+  writeFileSync(configPath, spec.config, { mode: 0o600 });
+  const data = spec.dataDir === undefined ? [] : ['--data', spec.dataDir];
+  return startChild({
+    name: spec.name,
+    script: join(spec.buildDir, 'dist', 'cli', 'main.js'),
+    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
+    env: { BENCH_TOKEN: spec.token },
+    startOnCore: 0,
+    servingPid: () => readServePid(serveFiles(configPath)),
+  });
+}
+
+/**
+ * The floor's environment for its tasks in a durable table, without audit rows (as the durable
+ * rows run Airlock): SQLite in the directory `place`, or PostgreSQL in the schema `place`.
+ *
+ * @example
+ * ```ts
+ * startChild({ name: 'floor', script: 'bench/peers/floor-http.ts', env: { BENCH_TOKEN: token, ...floorStoreEnv('sqlite', dir) } });
+ * ```
+ */
+export function floorStoreEnv(store: 'sqlite' | 'postgres', place: string): Record<string, string> {
+  return store === 'sqlite'
+    ? { FLOOR_AUDIT: '0', FLOOR_STORE: 'sqlite', FLOOR_DATA: place }
+    : { FLOOR_AUDIT: '0', FLOOR_STORE: 'postgres', DATABASE_URL: BENCH_DATABASE_URL, FLOOR_SCHEMA: place };
 }

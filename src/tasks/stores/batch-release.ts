@@ -43,7 +43,8 @@ export function releaseBatch(settle: () => void): void {
  *
  * @example
  * ```ts
- * const hold = inBatchRelease() ? endOfRelease() : endOfTurn();
+ * if (inBatchRelease()) queueMicrotask(() => process.nextTick(release)); // once the release's microtasks ran
+ * else setImmediate(release); // the end of the turn
  * ```
  */
 export function inBatchRelease(): boolean {
