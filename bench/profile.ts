@@ -1,0 +1,255 @@
+/**
+ * Where a request's CPU goes, Airlock beside the guarded floor: each server started with V8's
+ * sampling profiler (`--cpu-prof`), warmed up, loaded for `--duration` seconds (servers on one
+ * core, the load on the other, as `bench:pair`), stopped; then the samples taken during the load
+ * are split per request: the server's own JavaScript (Airlock's by folder), node's, V8's
+ * built-ins and native code, the collector. The every-guard row: the gate, auth, every limit and
+ * content rule, the audit file; the guarded floor (bench/peers/floor-http.ts with
+ * FLOOR_GUARDS=1) does the same work and checks in one function. The profiler's own cost is in
+ * every figure (about 1.5–2× the unprofiled CPU at the default interval, printed beside it), so
+ * read the split and the difference, not the totals.
+ *
+ * Usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50]
+ *   [--interval US=100] [--top N=25] [--json]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, startChild, type ChildServer } from './lib/children.js';
+import { installShutdown, printMachine, runMain, writeResult } from './lib/common.js';
+import { cpuMicros, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
+import {
+  largestDifferences,
+  PROFILE_PARTS,
+  splitProfile,
+  type CpuProfile,
+  type ProfileSplit,
+} from './lib/cpu-profile.js';
+import { airlockConfig, guardedHeaders, messageSend } from './lib/inbound-config.js';
+import { runLoad, verifyReply, type Target } from './lib/load.js';
+import { renderTable } from './lib/report.js';
+import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
+
+const USAGE =
+  'usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--json]';
+
+interface Flags {
+  duration: number;
+  warmup: number;
+  connections: number;
+  interval: number;
+  top: number;
+  json: boolean;
+}
+
+const workDirs: string[] = [];
+
+function parseFlags(argv: readonly string[]): Flags {
+  const flags: Flags = { duration: 10, warmup: 3, connections: 50, interval: 100, top: 25, json: false };
+  const numeric: Record<string, keyof Omit<Flags, 'json'>> = {
+    '--duration': 'duration',
+    '--warmup': 'warmup',
+    '--connections': 'connections',
+    '--interval': 'interval',
+    '--top': 'top',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === '--json') {
+      flags.json = true;
+      continue;
+    }
+    const key = numeric[flag];
+    const value = Number(argv[i + 1]);
+    if (key === undefined || !Number.isFinite(value) || value <= 0) throw new Error(`bad flag ${flag}\n${USAGE}`);
+    flags[key] = value;
+    i += 1;
+  }
+  return flags;
+}
+
+interface Profiled {
+  name: string;
+  child: ChildServer;
+  target: Target;
+  profileDir: string;
+}
+
+/** The node options that make a server write its profile into `dir` when it exits. */
+function profilerFlags(dir: string, interval: number): string[] {
+  // --single-threaded-gc as `serve --gc auto` gives a one-core server: Airlock then serves
+  // from the process started (no relaunch), which is the one the profiler is in.
+  return ['--single-threaded-gc', '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`];
+}
+
+async function startAirlock(token: string, body: string, interval: number): Promise<Profiled> {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-profile-'));
+  workDirs.push(dir);
+  const profileDir = join(dir, 'profile');
+  mkdirSync(profileDir);
+  const configPath = join(dir, 'airlock.yaml');
+  writeFileSync(configPath, airlockConfig(true, dir), { mode: 0o600 });
+  const child = await startChild({
+    name: 'airlock',
+    script: join(REPO_ROOT, 'dist', 'cli', 'main.js'),
+    nodeFlags: profilerFlags(profileDir, interval),
+    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto'],
+    env: { BENCH_TOKEN: token },
+    startOnCore: 0,
+    servingPid: () => readServePid(serveFiles(configPath)),
+  });
+  return {
+    name: 'airlock',
+    child,
+    profileDir,
+    target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body },
+  };
+}
+
+async function startGuardedFloor(token: string, body: string, interval: number): Promise<Profiled> {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-profile-floor-'));
+  workDirs.push(dir);
+  const profileDir = join(dir, 'profile');
+  mkdirSync(profileDir);
+  const child = await startChild({
+    name: 'floor+guards',
+    script: 'bench/peers/floor-http.ts',
+    nodeFlags: profilerFlags(profileDir, interval),
+    env: { BENCH_TOKEN: token, FLOOR_GUARDS: '1', FLOOR_AUDIT_FILE: join(dir, 'audit.jsonl') },
+    startOnCore: 0,
+  });
+  return {
+    name: 'floor+guards',
+    child,
+    profileDir,
+    target: { url: `${child.baseUrl}/`, headers: guardedHeaders(token), body },
+  };
+}
+
+/** Loads one server under its profiler, stops it, and splits the samples of the load. */
+async function profileOne(
+  server: Profiled,
+  flags: Flags,
+): Promise<{ split: ProfileSplit; cpu: number; reqPerSec: number }> {
+  await verifyReply(server.name, server.target);
+  await runLoad(server.target, { connections: flags.connections, pipelining: 1, duration: flags.warmup });
+  const fromMicros = Number(process.hrtime.bigint() / 1000n);
+  const before = cpuMicros(server.child.pid);
+  const stats = await runLoad(server.target, {
+    connections: flags.connections,
+    pipelining: 1,
+    duration: flags.duration,
+  });
+  const after = cpuMicros(server.child.pid);
+  const toMicros = Number(process.hrtime.bigint() / 1000n);
+  if (stats.non2xx + stats.errors + stats.timeouts > 0) throw new Error(`${server.name}: requests failed under load`);
+  await server.child.stop();
+  const profile = mainThreadProfile(server.profileDir);
+  const split = splitProfile(profile, { fromMicros, toMicros }, stats.requests, {
+    root: REPO_ROOT.endsWith('/') ? REPO_ROOT : `${REPO_ROOT}/`,
+    ownPrefixes: ['dist/', 'node_modules/.cache/airlock-bench-peers/'],
+  });
+  const cpu = before === undefined || after === undefined ? Number.NaN : (after - before) / stats.requests;
+  return { split, cpu, reqPerSec: stats.reqPerSec };
+}
+
+/** The profile of the main thread (thread 0 in V8's file name); worker threads write their own. */
+function mainThreadProfile(dir: string): CpuProfile {
+  const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
+  const main = files.find((name) => /\.\d+\.0\.\d+\.cpuprofile$/.test(name)) ?? files[0];
+  if (main === undefined) throw new Error(`no profile written in ${dir} (did the server exit cleanly?)`);
+  return JSON.parse(readFileSync(join(dir, main), 'utf8')) as CpuProfile;
+}
+
+function fixed(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(2) : '—';
+}
+
+function report(
+  airlock: ProfileSplit,
+  floor: ProfileSplit,
+  cpu: { airlock: number; floor: number },
+  top: number,
+): void {
+  console.log(
+    renderTable(
+      ['µs a request', 'airlock', 'floor+guards', 'difference'],
+      [
+        ['CPU (/proc, profiler running)', fixed(cpu.airlock), fixed(cpu.floor), fixed(cpu.airlock - cpu.floor)],
+        ['busy in the profile', fixed(airlock.busy), fixed(floor.busy), fixed(airlock.busy - floor.busy)],
+        ...PROFILE_PARTS.map(([part, label]) => [
+          `  ${label}`,
+          fixed(airlock.parts[part]),
+          fixed(floor.parts[part]),
+          fixed(airlock.parts[part] - floor.parts[part]),
+        ]),
+      ],
+    ),
+  );
+  console.log(`\nAirlock's own JavaScript by folder (µs a request)\n`);
+  console.log(
+    renderTable(
+      ['folder', 'µs'],
+      airlock.folders.slice(0, top).map((row) => [row.folder, fixed(row.micros)]),
+    ),
+  );
+  for (const [name, split] of [
+    ['airlock', airlock],
+    ['floor+guards', floor],
+  ] as const) {
+    console.log(`\n${name}: largest functions (self time, µs a request)\n`);
+    console.log(
+      renderTable(
+        ['function', 'part', 'µs'],
+        split.functions.slice(0, top).map((entry) => [entry.name, entry.part, fixed(entry.micros)]),
+      ),
+    );
+  }
+  console.log(`\nnode's own functions Airlock spends more in than the floor (µs a request)\n`);
+  console.log(
+    renderTable(
+      ['function', 'airlock', 'floor+guards', 'difference'],
+      largestDifferences(
+        airlock,
+        floor,
+        Math.min(top, 15),
+        (entry) => entry.part === 'node' || entry.part === 'native',
+      ).map((row) => [row.name, fixed(row.a), fixed(row.b), fixed(row.a - row.b)]),
+    ),
+  );
+}
+
+async function main(): Promise<number> {
+  const flags = parseFlags(process.argv.slice(2));
+  const startedAt = new Date();
+  printMachine();
+  const plan = pinGenerator();
+  console.log(describePlan(plan));
+  console.log(
+    `${flags.warmup} s warm-up, then ${flags.duration} s profiled per server (every ${flags.interval} µs), ${flags.connections} connections, the every-guard row\n`,
+  );
+  const token = `tok-${randomBytes(16).toString('hex')}`;
+  const body = messageSend('hello');
+  const results: Record<string, { split: ProfileSplit; cpu: number; reqPerSec: number }> = {};
+  for (const start of [startAirlock, startGuardedFloor]) {
+    const server = await start(token, body, flags.interval);
+    pinServer(server.child.pid, plan);
+    results[server.name] = await profileOne(server, flags);
+    console.log(`${server.name}: ${Math.round(results[server.name]!.reqPerSec)} req/s under the profiler`);
+  }
+  const airlock = results.airlock!;
+  const floor = results['floor+guards']!;
+  console.log('');
+  report(airlock.split, floor.split, { airlock: airlock.cpu, floor: floor.cpu }, flags.top);
+  if (flags.json) {
+    const path = writeResult('profile', startedAt, { flags, airlock, floor });
+    console.log(`results: ${path}`);
+  }
+  return 0;
+}
+
+const shutdown = installShutdown(async () => {
+  for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
+});
+runMain(main, shutdown);
