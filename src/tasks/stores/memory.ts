@@ -67,7 +67,7 @@ import { readPage, readSingle } from './memory/pages.js';
 import type { SortedIndex } from './memory/sorted-index.js';
 import type { MemoryFairShareLimits } from './memory/limits.js';
 import { FairShares } from './memory/shares.js';
-import { checkTaskQuery, decodePageToken } from './page-token.js';
+import { checkTaskQuery, decodePageToken, statusMsOf } from './page-token.js';
 import {
   checkRetention,
   DEFAULT_MAX_TASKS,
@@ -211,7 +211,8 @@ export class MemoryTaskStore implements TaskStore {
    * unfinished, unexpired tasks; a replacement is never refused.
    *
    * @throws Error if the id already belongs to another owner (a bug in the caller: task
-   *   ids are generated server-side and never shared), or if the status timestamp is not a date.
+   *   ids are generated server-side and never shared); TaskStoreInputError `invalid_timestamp`
+   *   if the status timestamp is not a date.
    * @example
    * ```ts
    * await store.put(owner, { ...task, status: { state: 'completed', timestamp: new Date().toISOString() } });
@@ -238,7 +239,7 @@ export class MemoryTaskStore implements TaskStore {
       throw new Error('MemoryTaskStore: a task id cannot move to another owner');
     }
     // Parsed before anything changes, so that a bad timestamp leaves the store unchanged.
-    const statusMs = statusMsOf(task);
+    const statusMs = statusMsOf(task, STORE_NAME);
     // Encoded before anything changes too: a task that cannot be encoded leaves the store as it was.
     const held = heldFormOf(task);
     const bytes = heldBytes(task, held);
@@ -448,24 +449,4 @@ export class MemoryTaskStore implements TaskStore {
     // Nothing refers to it anymore: the next new task takes it over (see `Entry.reuse`).
     this.spare = entry;
   }
-}
-
-/**
- * The last status timestamp parsed and its time: the service renders one string per millisecond
- * (`isoNow`), so most puts compare one pointer instead of calling into `Date.parse`. Only
- * timestamps that parsed are kept.
- */
-let lastTimestamp = '1970-01-01T00:00:00.000Z';
-let lastTimestampMs = 0;
-
-function statusMsOf(task: Task): number {
-  const { timestamp } = task.status;
-  if (timestamp === lastTimestamp) return lastTimestampMs;
-  const statusMs = Date.parse(timestamp);
-  if (!Number.isFinite(statusMs)) {
-    throw new Error('MemoryTaskStore: task.status.timestamp is not a date');
-  }
-  lastTimestamp = timestamp;
-  lastTimestampMs = statusMs;
-  return statusMs;
 }

@@ -129,12 +129,24 @@ function badPageToken(): A2AError {
  * ```
  */
 export function statusMsOf(task: Task, storeName: string): number {
-  const statusMs = Date.parse(task.status.timestamp);
+  const { timestamp } = task.status;
+  if (timestamp === lastTimestamp) return lastTimestampMs;
+  const statusMs = Date.parse(timestamp);
   if (!Number.isFinite(statusMs)) {
     throw new TaskStoreInputError('invalid_timestamp', `${storeName}: task.status.timestamp is not a date`);
   }
+  lastTimestamp = timestamp;
+  lastTimestampMs = statusMs;
   return statusMs;
 }
+
+/**
+ * The last status timestamp parsed and its time: the service renders one string per millisecond
+ * (`isoNow`), so most puts compare one pointer instead of calling into `Date.parse`. Only
+ * timestamps that parsed are kept.
+ */
+let lastTimestamp = '1970-01-01T00:00:00.000Z';
+let lastTimestampMs = 0;
 
 /**
  * The earliest and latest epoch ms a `Date` can hold (±100 000 000 days): every stored status
