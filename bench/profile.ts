@@ -5,19 +5,29 @@
  * are split per request: the server's own JavaScript (Airlock's by folder), node's, V8's
  * built-ins and native code, the collector. The every-guard row: the gate, auth, every limit and
  * content rule, the audit file; the guarded floor (bench/peers/floor-http.ts with
- * FLOOR_GUARDS=1) does the same work and checks in one function. The profiler's own cost is in
+ * FLOOR_GUARDS=1) does the same work and checks in one function. With `--store sqlite|postgres`
+ * the durable row instead, as `bench:pair --store` runs it: Airlock with echo and auth and its
+ * tasks in the store (no audit file), beside the guarded floor with its tasks in the store's
+ * table; the database's own processes are not profiled. The profiler's own cost is in
  * every figure (about 1.5–2× the unprofiled CPU at the default interval, printed beside it), so
  * read the split and the difference, not the totals.
  *
  * Usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50]
- *   [--interval US=100] [--top N=25] [--json]
+ *   [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startChild, type ChildServer } from './lib/children.js';
-import { installShutdown, printMachine, runMain, writeResult } from './lib/common.js';
+import {
+  dropBenchSchemas,
+  installShutdown,
+  postgresStoreLines,
+  printMachine,
+  runMain,
+  writeResult,
+} from './lib/common.js';
 import { cpuMicros, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
 import {
   largestDifferences,
@@ -26,13 +36,13 @@ import {
   type CpuProfile,
   type ProfileSplit,
 } from './lib/cpu-profile.js';
-import { airlockConfig, guardedHeaders, messageSend } from './lib/inbound-config.js';
+import { airlockConfig, floorStoreEnv, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
 import { renderTable } from './lib/report.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--json]';
+  'usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]';
 
 interface Flags {
   duration: number;
@@ -41,13 +51,24 @@ interface Flags {
   interval: number;
   top: number;
   json: boolean;
+  /** The durable row's store; undefined: the every-guard row (memory store, audit file). */
+  store: 'sqlite' | 'postgres' | undefined;
 }
 
 const workDirs: string[] = [];
+const schemas: string[] = [];
 
 function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { duration: 10, warmup: 3, connections: 50, interval: 100, top: 25, json: false };
-  const numeric: Record<string, keyof Omit<Flags, 'json'>> = {
+  const flags: Flags = {
+    duration: 10,
+    warmup: 3,
+    connections: 50,
+    interval: 100,
+    top: 25,
+    json: false,
+    store: undefined,
+  };
+  const numeric: Record<string, keyof Omit<Flags, 'json' | 'store'>> = {
     '--duration': 'duration',
     '--warmup': 'warmup',
     '--connections': 'connections',
@@ -58,6 +79,12 @@ function parseFlags(argv: readonly string[]): Flags {
     const flag = argv[i]!;
     if (flag === '--json') {
       flags.json = true;
+      continue;
+    }
+    if (flag === '--store') {
+      const store = argv[++i];
+      if (store !== 'sqlite' && store !== 'postgres') throw new Error(`--store must be sqlite or postgres\n${USAGE}`);
+      flags.store = store;
       continue;
     }
     const key = numeric[flag];
@@ -83,48 +110,62 @@ function profilerFlags(dir: string, interval: number): string[] {
   return ['--single-threaded-gc', '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`];
 }
 
-async function startAirlock(token: string, body: string, interval: number): Promise<Profiled> {
-  const dir = mkdtempSync(join(tmpdir(), 'airlock-profile-'));
+function schemaFor(): string {
+  const schema = `airlock_profile_${randomBytes(4).toString('hex')}`;
+  schemas.push(schema);
+  return schema;
+}
+
+/** A work directory with an empty `profile/` for the profiler's files. */
+function profiledDir(prefix: string): { dir: string; profileDir: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   workDirs.push(dir);
   const profileDir = join(dir, 'profile');
   mkdirSync(profileDir);
+  return { dir, profileDir };
+}
+
+async function startAirlock(token: string, body: string, flags: Flags): Promise<Profiled> {
+  const { dir, profileDir } = profiledDir('airlock-profile-');
+  const { store } = flags;
   const configPath = join(dir, 'airlock.yaml');
-  writeFileSync(configPath, airlockConfig(true, dir), { mode: 0o600 });
+  const config =
+    store === undefined
+      ? airlockConfig(true, dir)
+      : airlockConfig(false, dir, store === 'postgres' ? postgresStoreLines(schemaFor()) : []);
+  writeFileSync(configPath, config, { mode: 0o600 });
+  const data = store === 'sqlite' ? ['--data', join(dir, 'sqlite')] : [];
   const child = await startChild({
     name: 'airlock',
     script: join(REPO_ROOT, 'dist', 'cli', 'main.js'),
-    nodeFlags: profilerFlags(profileDir, interval),
-    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto'],
+    nodeFlags: profilerFlags(profileDir, flags.interval),
+    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
     env: { BENCH_TOKEN: token },
     startOnCore: 0,
     servingPid: () => readServePid(serveFiles(configPath)),
   });
-  return {
-    name: 'airlock',
-    child,
-    profileDir,
-    target: { url: `${child.baseUrl}/a2a/echo`, headers: guardedHeaders(token), body },
-  };
+  const headers = store === undefined ? guardedHeaders(token) : requestHeaders(token);
+  return { name: 'airlock', child, profileDir, target: { url: `${child.baseUrl}/a2a/echo`, headers, body } };
 }
 
-async function startGuardedFloor(token: string, body: string, interval: number): Promise<Profiled> {
-  const dir = mkdtempSync(join(tmpdir(), 'airlock-profile-floor-'));
-  workDirs.push(dir);
-  const profileDir = join(dir, 'profile');
-  mkdirSync(profileDir);
+async function startGuardedFloor(token: string, body: string, flags: Flags): Promise<Profiled> {
+  const { dir, profileDir } = profiledDir('airlock-profile-floor-');
+  const { store } = flags;
   const child = await startChild({
     name: 'floor+guards',
     script: 'bench/peers/floor-http.ts',
-    nodeFlags: profilerFlags(profileDir, interval),
-    env: { BENCH_TOKEN: token, FLOOR_GUARDS: '1', FLOOR_AUDIT_FILE: join(dir, 'audit.jsonl') },
+    nodeFlags: profilerFlags(profileDir, flags.interval),
+    env: {
+      BENCH_TOKEN: token,
+      FLOOR_GUARDS: '1',
+      ...(store === undefined
+        ? { FLOOR_AUDIT_FILE: join(dir, 'audit.jsonl') }
+        : floorStoreEnv(store, store === 'sqlite' ? join(dir, 'sqlite') : schemaFor())),
+    },
     startOnCore: 0,
   });
-  return {
-    name: 'floor+guards',
-    child,
-    profileDir,
-    target: { url: `${child.baseUrl}/`, headers: guardedHeaders(token), body },
-  };
+  const headers = store === undefined ? guardedHeaders(token) : requestHeaders(token);
+  return { name: 'floor+guards', child, profileDir, target: { url: `${child.baseUrl}/`, headers, body } };
 }
 
 /** Loads one server under its profiler, stops it, and splits the samples of the load. */
@@ -227,13 +268,13 @@ async function main(): Promise<number> {
   const plan = pinGenerator();
   console.log(describePlan(plan));
   console.log(
-    `${flags.warmup} s warm-up, then ${flags.duration} s profiled per server (every ${flags.interval} µs), ${flags.connections} connections, the every-guard row\n`,
+    `${flags.warmup} s warm-up, then ${flags.duration} s profiled per server (every ${flags.interval} µs), ${flags.connections} connections, ${flags.store === undefined ? 'the every-guard row' : `the ${flags.store} row`}\n`,
   );
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend('hello');
   const results: Record<string, { split: ProfileSplit; cpu: number; reqPerSec: number }> = {};
   for (const start of [startAirlock, startGuardedFloor]) {
-    const server = await start(token, body, flags.interval);
+    const server = await start(token, body, flags);
     pinServer(server.child.pid, plan);
     results[server.name] = await profileOne(server, flags);
     console.log(`${server.name}: ${Math.round(results[server.name]!.reqPerSec)} req/s under the profiler`);
@@ -250,6 +291,7 @@ async function main(): Promise<number> {
 }
 
 const shutdown = installShutdown(async () => {
+  await dropBenchSchemas(schemas);
   for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
 });
 runMain(main, shutdown);
