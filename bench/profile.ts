@@ -1,8 +1,9 @@
 /**
- * Where a request's CPU goes, Airlock beside the guarded floor: each server started with V8's
- * sampling profiler (`--cpu-prof`), warmed up, loaded for `--duration` seconds (servers on one
- * core, the load on the other, as `bench:pair`), stopped; then the samples taken during the load
- * are split per request: the server's own JavaScript (Airlock's by folder), node's, V8's
+ * Where a request's CPU goes, Airlock beside the guarded floor: both servers started with V8's
+ * sampling profiler (`--cpu-prof`), warmed up, then loaded in `--rounds` rounds of `--duration`
+ * seconds, the two in alternating order so that the machine's drift falls on both alike (servers
+ * on one core, the load on the other, as `bench:pair`), and stopped; then the samples taken during
+ * their loads are split per request: the server's own JavaScript (Airlock's by folder), node's, V8's
  * built-ins and native code, the collector. The every-guard row: the gate, auth, every limit and
  * content rule, the audit file; the guarded floor (bench/peers/floor-http.ts with
  * FLOOR_GUARDS=1) does the same work and checks in one function. With `--store sqlite|postgres`
@@ -12,7 +13,7 @@
  * every figure (about 1.5–2× the unprofiled CPU at the default interval, printed beside it), so
  * read the split and the difference, not the totals.
  *
- * Usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50]
+ * Usage: node --import tsx bench/profile.ts [--rounds N=4] [--duration S=3] [--warmup S=3] [--connections C=50]
  *   [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]
  */
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,7 @@ import {
   installShutdown,
   postgresStoreLines,
   printMachine,
+  roundOrder,
   runMain,
   writeResult,
 } from './lib/common.js';
@@ -35,6 +37,7 @@ import {
   splitProfile,
   type CpuProfile,
   type ProfileSplit,
+  type ProfileWindow,
 } from './lib/cpu-profile.js';
 import { airlockConfig, floorStoreEnv, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
@@ -42,10 +45,12 @@ import { renderTable } from './lib/report.js';
 import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
-  'usage: node --import tsx bench/profile.ts [--duration S=10] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]';
+  'usage: node --import tsx bench/profile.ts [--rounds N=4] [--duration S=3] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]';
 
 interface Flags {
+  /** Seconds a load; each server is loaded once a round, the two in alternating order. */
   duration: number;
+  rounds: number;
   warmup: number;
   connections: number;
   interval: number;
@@ -60,7 +65,8 @@ const schemas: string[] = [];
 
 function parseFlags(argv: readonly string[]): Flags {
   const flags: Flags = {
-    duration: 10,
+    duration: 3,
+    rounds: 4,
     warmup: 3,
     connections: 50,
     interval: 100,
@@ -70,6 +76,7 @@ function parseFlags(argv: readonly string[]): Flags {
   };
   const numeric: Record<string, keyof Omit<Flags, 'json' | 'store'>> = {
     '--duration': 'duration',
+    '--rounds': 'rounds',
     '--warmup': 'warmup',
     '--connections': 'connections',
     '--interval': 'interval',
@@ -168,13 +175,17 @@ async function startGuardedFloor(token: string, body: string, flags: Flags): Pro
   return { name: 'floor+guards', child, profileDir, target: { url: `${child.baseUrl}/`, headers, body } };
 }
 
-/** Loads one server under its profiler, stops it, and splits the samples of the load. */
-async function profileOne(
-  server: Profiled,
-  flags: Flags,
-): Promise<{ split: ProfileSplit; cpu: number; reqPerSec: number }> {
-  await verifyReply(server.name, server.target);
-  await runLoad(server.target, { connections: flags.connections, pipelining: 1, duration: flags.warmup });
+/** What one server's loads added up to: the windows they ran in, their requests and CPU. */
+interface Loads {
+  windows: ProfileWindow[];
+  requests: number;
+  cpuMicros: number;
+  reqPerSec: number[];
+}
+
+/** One load of `server`, its window and CPU added to `loads`. */
+async function loadOnce(server: Profiled, loads: Loads, flags: Flags): Promise<void> {
+  server.child.assertAlive();
   const fromMicros = Number(process.hrtime.bigint() / 1000n);
   const before = cpuMicros(server.child.pid);
   const stats = await runLoad(server.target, {
@@ -185,14 +196,25 @@ async function profileOne(
   const after = cpuMicros(server.child.pid);
   const toMicros = Number(process.hrtime.bigint() / 1000n);
   if (stats.non2xx + stats.errors + stats.timeouts > 0) throw new Error(`${server.name}: requests failed under load`);
+  loads.windows.push({ fromMicros, toMicros });
+  loads.requests += stats.requests;
+  loads.cpuMicros += before === undefined || after === undefined ? Number.NaN : after - before;
+  loads.reqPerSec.push(stats.reqPerSec);
+}
+
+/** Stops `server` (its profile is written as it exits) and splits the samples of its loads. */
+async function splitLoads(server: Profiled, loads: Loads): Promise<{ split: ProfileSplit; cpu: number }> {
   await server.child.stop();
-  const profile = mainThreadProfile(server.profileDir);
-  const split = splitProfile(profile, { fromMicros, toMicros }, stats.requests, {
+  const split = splitProfile(mainThreadProfile(server.profileDir), loads.windows, loads.requests, {
     root: REPO_ROOT.endsWith('/') ? REPO_ROOT : `${REPO_ROOT}/`,
     ownPrefixes: ['dist/', 'node_modules/.cache/airlock-bench-peers/'],
   });
-  const cpu = before === undefined || after === undefined ? Number.NaN : (after - before) / stats.requests;
-  return { split, cpu, reqPerSec: stats.reqPerSec };
+  if (split.samples === 0) {
+    throw new Error(
+      `${server.name}: no profile sample fell in its loads' windows (V8's clock is not process.hrtime's here)`,
+    );
+  }
+  return { split, cpu: loads.cpuMicros / loads.requests };
 }
 
 /** The profile of the main thread (thread 0 in V8's file name); worker threads write their own. */
@@ -268,19 +290,24 @@ async function main(): Promise<number> {
   const plan = pinGenerator();
   console.log(describePlan(plan));
   console.log(
-    `${flags.warmup} s warm-up, then ${flags.duration} s profiled per server (every ${flags.interval} µs), ${flags.connections} connections, ${flags.store === undefined ? 'the every-guard row' : `the ${flags.store} row`}\n`,
+    `${flags.warmup} s warm-up, then ${flags.rounds} rounds × ${flags.duration} s profiled per server, in alternating order (every ${flags.interval} µs), ${flags.connections} connections, ${flags.store === undefined ? 'the every-guard row' : `the ${flags.store} row`}\n`,
   );
   const token = `tok-${randomBytes(16).toString('hex')}`;
   const body = messageSend('hello');
-  const results: Record<string, { split: ProfileSplit; cpu: number; reqPerSec: number }> = {};
-  for (const start of [startAirlock, startGuardedFloor]) {
-    const server = await start(token, body, flags);
+  const servers = [await startAirlock(token, body, flags), await startGuardedFloor(token, body, flags)];
+  const loads = servers.map((): Loads => ({ windows: [], requests: 0, cpuMicros: 0, reqPerSec: [] }));
+  for (const server of servers) {
     pinServer(server.child.pid, plan);
-    results[server.name] = await profileOne(server, flags);
-    console.log(`${server.name}: ${Math.round(results[server.name]!.reqPerSec)} req/s under the profiler`);
+    await verifyReply(server.name, server.target);
+    await runLoad(server.target, { connections: flags.connections, pipelining: 1, duration: flags.warmup });
   }
-  const airlock = results.airlock!;
-  const floor = results['floor+guards']!;
+  for (let round = 0; round < flags.rounds; round++) {
+    for (const index of roundOrder([0, 1], round)) await loadOnce(servers[index]!, loads[index]!, flags);
+    const line = servers.map((server, index) => `${server.name} ${Math.round(loads[index]!.reqPerSec[round]!)}`);
+    console.log(`round ${round + 1}/${flags.rounds}  req/s under the profiler: ${line.join('  ')}`);
+  }
+  const airlock = await splitLoads(servers[0]!, loads[0]!);
+  const floor = await splitLoads(servers[1]!, loads[1]!);
   console.log('');
   report(airlock.split, floor.split, { airlock: airlock.cpu, floor: floor.cpu }, flags.top);
   if (flags.json) {

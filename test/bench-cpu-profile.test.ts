@@ -36,8 +36,8 @@ function profileOf(samples: readonly (readonly [number, number])[]): CpuProfile 
 }
 
 describe('bench:profile', () => {
-  it('counts only the samples inside the window, per request, each in its part', () => {
-    // Sample times: 1100 (before), then 1200..1900 inside [1150, 2000), then 2100 (after).
+  it('counts only the samples inside the windows, per request, each in its part', () => {
+    // Sample times: 1100 (before), then 1200..1900 inside two windows meeting at 1450, then 2100 (after).
     const profile = profileOf([
       [8, 100], // 1100: start-up parsing, outside
       [2, 100], // 1200
@@ -50,7 +50,15 @@ describe('bench:profile', () => {
       [9, 100], // 1900
       [2, 200], // 2100: shutdown, outside
     ]);
-    const split = splitProfile(profile, { fromMicros: 1_150, toMicros: 2_000 }, 10, OPTIONS);
+    const split = splitProfile(
+      profile,
+      [
+        { fromMicros: 1_150, toMicros: 1_450 },
+        { fromMicros: 1_450, toMicros: 2_000 },
+      ],
+      10,
+      OPTIONS,
+    );
     assert.equal(split.parts.own, 30); // appendRow 200 + decodeRpc 100, over 10 requests
     assert.equal(split.parts.node, 10);
     assert.equal(split.parts.native, 10);
@@ -58,12 +66,39 @@ describe('bench:profile', () => {
     assert.equal(split.parts.program, 10);
     assert.equal(split.parts.dependencies, 0);
     assert.equal(split.idle, 10);
+    assert.equal(split.samples, 8);
     assert.equal(split.busy, 70);
     assert.deepEqual(split.folders, [
       { folder: 'audit/chain.js', micros: 20 },
       { folder: 'server/rpc.js', micros: 10 },
     ]);
     assert.equal(split.functions[0]?.name, 'appendRow dist/audit/chain.js:10');
+  });
+
+  it("leaves out the samples between two windows (another server's load, say)", () => {
+    const profile = profileOf([
+      [2, 100], // 1100
+      [3, 100], // 1200: between the windows
+      [2, 100], // 1300
+    ]);
+    const split = splitProfile(
+      profile,
+      [
+        { fromMicros: 1_050, toMicros: 1_150 },
+        { fromMicros: 1_250, toMicros: 1_350 },
+      ],
+      2,
+      OPTIONS,
+    );
+    assert.equal(split.samples, 2);
+    assert.equal(split.parts.own, 100);
+    assert.deepEqual(split.folders, [{ folder: 'audit/chain.js', micros: 100 }]);
+  });
+
+  it('reports a window the profile does not reach as holding no sample', () => {
+    const split = splitProfile(profileOf([[2, 100]]), [{ fromMicros: 5_000, toMicros: 6_000 }], 10, OPTIONS);
+    assert.equal(split.samples, 0);
+    assert.equal(split.busy, 0);
   });
 
   it('places code by where it lives: own (and the compiled peers), node, dependencies, native', () => {
@@ -85,7 +120,7 @@ describe('bench:profile', () => {
         [4, 300],
         [5, 100],
       ]),
-      { fromMicros: 0, toMicros: 10_000 },
+      [{ fromMicros: 0, toMicros: 10_000 }],
       1,
       OPTIONS,
     );
@@ -95,7 +130,7 @@ describe('bench:profile', () => {
         [5, 100],
         [10, 50],
       ]),
-      { fromMicros: 0, toMicros: 10_000 },
+      [{ fromMicros: 0, toMicros: 10_000 }],
       1,
       OPTIONS,
     );

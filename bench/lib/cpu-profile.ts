@@ -1,16 +1,16 @@
 /**
- * A V8 CPU profile (`node --cpu-prof`) read for one stretch of load: the self time of each
- * sample taken inside the window, per request, split by where the code lives. Used by
- * bench/profile.ts to put Airlock's profile beside the guarded floor's.
+ * A V8 CPU profile (`node --cpu-prof`) read for the stretches of load it was under: the self
+ * time of each sample taken inside one of the windows, per request, split by where the code
+ * lives. Used by bench/profile.ts to put Airlock's profile beside the guarded floor's.
  *
- * The window is in the profile's own clock: V8 stamps samples with the same monotonic clock
+ * The windows are in the profile's own clock: V8 stamps samples with the same monotonic clock
  * that `process.hrtime` reads on Linux, so a window read in the load generator applies to a
  * profile written by another process on the same machine.
  *
  * @example
  * ```ts
  * const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
- * const split = splitProfile(profile, { fromMicros, toMicros }, requests, { ownPrefixes: ['dist/'], root: '/work/airlock/' });
+ * const split = splitProfile(profile, [{ fromMicros, toMicros }], requests, { ownPrefixes: ['dist/'], root: '/work/airlock/' });
  * split.parts.own; // µs a request in the server's own JavaScript
  * ```
  */
@@ -46,8 +46,10 @@ export interface FunctionTime {
   micros: number;
 }
 
-/** A profile's window split per request. */
+/** A profile's windows split per request. */
 export interface ProfileSplit {
+  /** Samples inside the windows: none means the windows and the profile do not overlap. */
+  samples: number;
   /** Busy µs a request (idle time left out). */
   busy: number;
   /** Idle µs a request: the load did not keep the server busy that long. */
@@ -73,26 +75,28 @@ export interface ProfileWindow {
 }
 
 /**
- * The self time of the samples inside `window`, per request (`requests` answered in it).
+ * The self time of the samples inside any of `windows`, per request (`requests` answered in them).
  *
  * @example
  * ```ts
- * splitProfile(profile, window, 80_000, { root: '/repo/', ownPrefixes: ['dist/'] }).busy; // e.g. 92.4
+ * splitProfile(profile, [first, second], 80_000, { root: '/repo/', ownPrefixes: ['dist/'] }).busy; // e.g. 92.4
  * ```
  */
 export function splitProfile(
   profile: CpuProfile,
-  window: ProfileWindow,
+  windows: readonly ProfileWindow[],
   requests: number,
   options: SplitOptions,
 ): ProfileSplit {
   const selfByNode = new Map<number, number>();
+  let samples = 0;
   let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
-    if (at < window.fromMicros || at >= window.toMicros) continue;
+    if (!windows.some((window) => at >= window.fromMicros && at < window.toMicros)) continue;
     const node = profile.samples[i]!;
+    samples += 1;
     selfByNode.set(node, (selfByNode.get(node) ?? 0) + delta);
   }
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -119,6 +123,7 @@ export function splitProfile(
   }
   const busy = Object.values(parts).reduce((sum, value) => sum + value, 0);
   return {
+    samples,
     busy,
     idle: idle * perRequest,
     parts,
