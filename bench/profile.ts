@@ -17,20 +17,24 @@
  *   [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startChild, type ChildServer } from './lib/children.js';
 import {
   dropBenchSchemas,
   installShutdown,
+  parseCommonFlags,
+  positiveInteger,
   postgresStoreLines,
   printMachine,
   roundOrder,
   runMain,
+  takeValueFlags,
   writeResult,
+  type CommonFlags,
 } from './lib/common.js';
-import { cpuMicros, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
+import { cpuPerRequest, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
 import {
   largestDifferences,
   PROFILE_PARTS,
@@ -39,23 +43,25 @@ import {
   type ProfileSplit,
   type ProfileWindow,
 } from './lib/cpu-profile.js';
-import { airlockConfig, floorStoreEnv, guardedHeaders, messageSend, requestHeaders } from './lib/inbound-config.js';
+import {
+  airlockConfig,
+  floorStoreEnv,
+  guardedHeaders,
+  messageSend,
+  requestHeaders,
+  startPinnedAirlock,
+} from './lib/inbound-config.js';
 import { runLoad, verifyReply, type Target } from './lib/load.js';
 import { renderTable } from './lib/report.js';
-import { readServePid, serveFiles } from '../src/server/reload/pid-file.js';
 
 const USAGE =
   'usage: node --import tsx bench/profile.ts [--rounds N=4] [--duration S=3] [--warmup S=3] [--connections C=50] [--interval US=100] [--top N=25] [--store sqlite|postgres] [--json]';
 
-interface Flags {
-  /** Seconds a load; each server is loaded once a round, the two in alternating order. */
-  duration: number;
-  rounds: number;
-  warmup: number;
-  connections: number;
+interface Flags extends CommonFlags {
+  /** µs between the profiler's samples. */
   interval: number;
+  /** Rows printed a table. */
   top: number;
-  json: boolean;
   /** The durable row's store; undefined: the every-guard row (memory store, audit file). */
   store: 'sqlite' | 'postgres' | undefined;
 }
@@ -63,44 +69,19 @@ interface Flags {
 const workDirs: string[] = [];
 const schemas: string[] = [];
 
+/** Its own flags, then the common ones (`--duration` is one load's seconds, each server loaded once a round). */
 function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = {
-    duration: 3,
-    rounds: 4,
-    warmup: 3,
-    connections: 50,
-    interval: 100,
-    top: 25,
-    json: false,
-    store: undefined,
-  };
-  const numeric: Record<string, keyof Omit<Flags, 'json' | 'store'>> = {
-    '--duration': 'duration',
-    '--rounds': 'rounds',
-    '--warmup': 'warmup',
-    '--connections': 'connections',
-    '--interval': 'interval',
-    '--top': 'top',
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    if (flag === '--json') {
-      flags.json = true;
-      continue;
-    }
-    if (flag === '--store') {
-      const store = argv[++i];
-      if (store !== 'sqlite' && store !== 'postgres') throw new Error(`--store must be sqlite or postgres\n${USAGE}`);
-      flags.store = store;
-      continue;
-    }
-    const key = numeric[flag];
-    const value = Number(argv[i + 1]);
-    if (key === undefined || !Number.isFinite(value) || value <= 0) throw new Error(`bad flag ${flag}\n${USAGE}`);
-    flags[key] = value;
-    i += 1;
+  const { values, rest } = takeValueFlags(argv, ['--interval', '--top', '--store'], USAGE);
+  const store = values['--store'];
+  if (store !== undefined && store !== 'sqlite' && store !== 'postgres') {
+    throw new Error(`--store must be sqlite or postgres\n${USAGE}`);
   }
-  return flags;
+  return {
+    ...parseCommonFlags(rest, { duration: 3, rounds: 4, connections: 50, warmup: 3 }, USAGE),
+    interval: positiveInteger('--interval', values['--interval'] ?? '100'),
+    top: positiveInteger('--top', values['--top'] ?? '25'),
+    store,
+  };
 }
 
 interface Profiled {
@@ -135,21 +116,17 @@ function profiledDir(prefix: string): { dir: string; profileDir: string } {
 async function startAirlock(token: string, body: string, flags: Flags): Promise<Profiled> {
   const { dir, profileDir } = profiledDir('airlock-profile-');
   const { store } = flags;
-  const configPath = join(dir, 'airlock.yaml');
-  const config =
-    store === undefined
-      ? airlockConfig(true, dir)
-      : airlockConfig(false, dir, store === 'postgres' ? postgresStoreLines(schemaFor()) : []);
-  writeFileSync(configPath, config, { mode: 0o600 });
-  const data = store === 'sqlite' ? ['--data', join(dir, 'sqlite')] : [];
-  const child = await startChild({
+  const child = await startPinnedAirlock({
     name: 'airlock',
-    script: join(REPO_ROOT, 'dist', 'cli', 'main.js'),
+    buildDir: REPO_ROOT,
+    workDir: dir,
+    config:
+      store === undefined
+        ? airlockConfig(true, dir)
+        : airlockConfig(false, dir, store === 'postgres' ? postgresStoreLines(schemaFor()) : []),
+    ...(store === 'sqlite' && { dataDir: join(dir, 'sqlite') }),
+    token,
     nodeFlags: profilerFlags(profileDir, flags.interval),
-    args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
-    env: { BENCH_TOKEN: token },
-    startOnCore: 0,
-    servingPid: () => readServePid(serveFiles(configPath)),
   });
   const headers = store === undefined ? guardedHeaders(token) : requestHeaders(token);
   return { name: 'airlock', child, profileDir, target: { url: `${child.baseUrl}/a2a/echo`, headers, body } };
@@ -183,23 +160,16 @@ interface Loads {
   reqPerSec: number[];
 }
 
-/** One load of `server`, its window and CPU added to `loads`. */
+/** One load of `server` (`cpuPerRequest`), its window and CPU added to `loads`. */
 async function loadOnce(server: Profiled, loads: Loads, flags: Flags): Promise<void> {
-  server.child.assertAlive();
   const fromMicros = Number(process.hrtime.bigint() / 1000n);
-  const before = cpuMicros(server.child.pid);
-  const stats = await runLoad(server.target, {
-    connections: flags.connections,
-    pipelining: 1,
-    duration: flags.duration,
-  });
-  const after = cpuMicros(server.child.pid);
+  const load = await cpuPerRequest(server.child, server.target, flags.duration, flags.connections);
   const toMicros = Number(process.hrtime.bigint() / 1000n);
-  if (stats.non2xx + stats.errors + stats.timeouts > 0) throw new Error(`${server.name}: requests failed under load`);
+  if (load.failed > 0) throw new Error(`${server.name}: ${load.failed} requests failed under load`);
   loads.windows.push({ fromMicros, toMicros });
-  loads.requests += stats.requests;
-  loads.cpuMicros += before === undefined || after === undefined ? Number.NaN : after - before;
-  loads.reqPerSec.push(stats.reqPerSec);
+  loads.requests += load.requests;
+  loads.cpuMicros += load.cpu * load.requests;
+  loads.reqPerSec.push(load.reqPerSec);
 }
 
 /** Stops `server` (its profile is written as it exits) and splits the samples of its loads. */

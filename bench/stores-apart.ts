@@ -26,6 +26,7 @@ import {
   printMachine,
   roundOrder,
   runMain,
+  takeValueFlags,
   writeResult,
 } from './lib/common.js';
 import { cpuPerRequest, describePlan, pinGenerator, pinServer } from './lib/cpu.js';
@@ -46,19 +47,11 @@ interface Server {
 const workDirs: string[] = [];
 const schemas: string[] = [];
 
-/** `--store` taken out of `argv`; the rest are the common flags. */
+/** `--store` taken out of `argv` (PostgreSQL unless given); the rest are the common flags. */
 function takeStore(argv: readonly string[]): { store: Store; rest: string[] } {
-  const rest: string[] = [];
-  let store: Store = 'postgres';
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] !== '--store') {
-      rest.push(argv[i]!);
-      continue;
-    }
-    const value = argv[++i];
-    if (value !== 'postgres' && value !== 'sqlite') throw new Error(`--store must be postgres or sqlite\n${USAGE}`);
-    store = value;
-  }
+  const { values, rest } = takeValueFlags(argv, ['--store'], USAGE);
+  const store = values['--store'] ?? 'postgres';
+  if (store !== 'postgres' && store !== 'sqlite') throw new Error(`--store must be postgres or sqlite\n${USAGE}`);
   return { store, rest };
 }
 

@@ -71,6 +71,36 @@ export interface CommonFlags {
   postgres: boolean;
 }
 
+/**
+ * A section's own `--name value` flags (`names`, e.g. `['--store']`) taken out of `argv`, the
+ * last of each kept; the rest are left for {@link parseCommonFlags}.
+ *
+ * @example
+ * ```ts
+ * const { values, rest } = takeValueFlags(process.argv.slice(2), ['--store'], USAGE);
+ * values['--store']; // 'sqlite', or undefined when not given
+ * ```
+ */
+export function takeValueFlags(
+  argv: readonly string[],
+  names: readonly string[],
+  usage: string,
+): { values: Partial<Record<string, string>>; rest: string[] } {
+  const values: Partial<Record<string, string>> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (!names.includes(flag)) {
+      rest.push(flag);
+      continue;
+    }
+    const value = argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value\n${usage}`);
+    values[flag] = value;
+  }
+  return { values, rest };
+}
+
 export function parseCommonFlags(
   argv: string[],
   defaults: { duration: number; rounds: number; connections: number; warmup: number },
@@ -114,7 +144,15 @@ function nonNegative(flag: string, text: string): number {
   return value;
 }
 
-function positiveInteger(flag: string, text: string): number {
+/**
+ * A flag's value as a positive integer, or an error naming the flag.
+ *
+ * @example
+ * ```ts
+ * positiveInteger('--top', '25'); // 25
+ * ```
+ */
+export function positiveInteger(flag: string, text: string): number {
   const value = positive(flag, text);
   if (!Number.isInteger(value)) throw new Error(`${flag} must be an integer, got ${text}`);
   return value;

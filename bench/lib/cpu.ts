@@ -124,7 +124,7 @@ export function describePlan(plan: CorePlan): string {
 /**
  * One closed-loop load of a server (pipelining 1): the server's CPU µs a request over it (user +
  * system, every thread, from `/proc`; NaN where it cannot be read or nothing was answered), its
- * req/s and its failed requests (non-2xx, errors and timeouts).
+ * req/s, the requests answered and the failed ones (non-2xx, errors and timeouts).
  *
  * @example
  * ```ts
@@ -136,7 +136,7 @@ export async function cpuPerRequest(
   target: Target,
   duration: number,
   connections: number,
-): Promise<{ cpu: number; reqPerSec: number; failed: number }> {
+): Promise<{ cpu: number; reqPerSec: number; requests: number; failed: number }> {
   server.assertAlive();
   const before = cpuMicros(server.pid);
   const stats = await runLoad(target, { connections, pipelining: 1, duration });
@@ -145,5 +145,10 @@ export async function cpuPerRequest(
     before === undefined || after === undefined || stats.requests === 0
       ? Number.NaN
       : (after - before) / stats.requests;
-  return { cpu, reqPerSec: stats.reqPerSec, failed: stats.non2xx + stats.errors + stats.timeouts };
+  return {
+    cpu,
+    reqPerSec: stats.reqPerSec,
+    requests: stats.requests,
+    failed: stats.non2xx + stats.errors + stats.timeouts,
+  };
 }

@@ -70,6 +70,8 @@ export function guardedHeaders(token: string): Record<string, string> {
  * Writes `config` to `workDir/airlock.yaml` and starts `airlock serve --gc auto` from
  * `buildDir`'s `dist/` on the servers' core, as a one-core host starts it (with `dataDir`, the
  * SQLite store there); the child's pid is the serving process's, read from its pid file.
+ * `nodeFlags` go to node before the script (with `--single-threaded-gc` among them, `serve`
+ * serves from the process started rather than relaunching it, so a profiler flag stays on it).
  *
  * @example
  * ```ts
@@ -83,6 +85,7 @@ export function startPinnedAirlock(spec: {
   config: string;
   dataDir?: string;
   token: string;
+  nodeFlags?: readonly string[];
 }): Promise<ChildServer> {
   const configPath = join(spec.workDir, 'airlock.yaml');
   writeFileSync(configPath, spec.config, { mode: 0o600 });
@@ -90,6 +93,7 @@ export function startPinnedAirlock(spec: {
   return startChild({
     name: spec.name,
     script: join(spec.buildDir, 'dist', 'cli', 'main.js'),
+    ...(spec.nodeFlags !== undefined && { nodeFlags: spec.nodeFlags }),
     args: ['serve', '--config', configPath, '--log-level', 'silent', '--gc', 'auto', ...data],
     env: { BENCH_TOKEN: spec.token },
     startOnCore: 0,
