@@ -239,7 +239,7 @@ function report(
       ),
     );
   }
-  console.log(`\nnode's own functions Airlock spends more in than the floor (µs a request)\n`);
+  console.log(`\nnode's and V8's native functions Airlock spends more in than the floor (µs a request)\n`);
   console.log(
     renderTable(
       ['function', 'airlock', 'floor+guards', 'difference'],

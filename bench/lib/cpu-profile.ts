@@ -135,6 +135,12 @@ export function splitProfile(
 /**
  * Where a frame's code lives: its part, its file relative to the root, and (own code) its folder,
  * the first two levels under the own prefix (`server/admission`, `tasks/service.js`).
+ *
+ * @example
+ * ```ts
+ * placeOf('handle', 'file:///repo/dist/server/http.js', { root: '/repo/', ownPrefixes: ['dist/'] });
+ * // { part: 'own', file: 'dist/server/http.js', folder: 'server/http.js' }
+ * ```
  */
 export function placeOf(
   functionName: string,
@@ -158,7 +164,7 @@ export function placeOf(
 
 /**
  * Functions whose time differs most between two splits (µs a request, `a` less `b`), matched by
- * name; `filter` keeps some (node's own functions, say).
+ * name; `filter` keeps some (node's and V8's native functions, say).
  *
  * @example
  * ```ts
